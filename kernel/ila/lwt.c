@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The lightweight-tunnel side: netlink configuration of "encap ila LOCATOR"
+ * routes and the output/input hooks that translate packets on them.
+ */
+#include <linux/lwtunnel.h>
+#include <linux/module.h>
+#include <net/lwtunnel.h>
+#include <net/netlink.h>
+#include <uapi/linux/ila.h>
+
+#include "ila_ref.h"
+
+static struct ila_ref_params *ila_ref_params(struct lwtunnel_state *lwt)
+{
+	return (struct ila_ref_params *)lwt->data;
+}
+
+/*
+ * Only the locator is implemented. The other attributes of the uapi belong
+ * to the in-tree module's options; refusing them by name tells a user which
+ * feature is missing instead of silently ignoring it.
+ */
+#define ILA_REF_REJECT(msg) { .type = NLA_REJECT, .reject_message = (msg) }
+#define ILA_REF_NOT_IN_ROUTE ILA_REF_REJECT("ila_ref: attribute not valid in a route")
+
+static const struct nla_policy ila_ref_nl_policy[ILA_ATTR_MAX + 1] = {
+	[ILA_ATTR_LOCATOR] = { .type = NLA_U64 },
+	[ILA_ATTR_CSUM_MODE] = ILA_REF_REJECT("ila_ref: csum-mode is not supported (checksums are always adjusted)"),
+	[ILA_ATTR_IDENT_TYPE] = ILA_REF_REJECT("ila_ref: ident-type is not supported (any identifier is accepted)"),
+	[ILA_ATTR_HOOK_TYPE] = ILA_REF_REJECT("ila_ref: hook-type is not supported (output and local input are both hooked)"),
+	[ILA_ATTR_IDENTIFIER] = ILA_REF_NOT_IN_ROUTE,
+	[ILA_ATTR_LOCATOR_MATCH] = ILA_REF_NOT_IN_ROUTE,
+	[ILA_ATTR_IFINDEX] = ILA_REF_NOT_IN_ROUTE,
+	[ILA_ATTR_DIR] = ILA_REF_NOT_IN_ROUTE,
+	[ILA_ATTR_PAD] = ILA_REF_NOT_IN_ROUTE,
+};
+
+static int ila_ref_build_state(struct net *net, struct nlattr *nla,
+			       unsigned int family, const void *cfg,
+			       struct lwtunnel_state **ts,
+			       struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[ILA_ATTR_MAX + 1];
+	struct lwtunnel_state *lwt;
+	int err;
+
+	/*
+	 * Strict validation (unknown types, bad lengths, trailing bytes) but
+	 * without insisting on NLA_F_NESTED, which RTA_ENCAP has never needed.
+	 */
+	err = __nla_parse(tb, ILA_ATTR_MAX, nla_data(nla), nla_len(nla),
+			  ila_ref_nl_policy, NL_VALIDATE_STRICT, extack);
+	if (err < 0)
+		return err;
+
+	if (!tb[ILA_ATTR_LOCATOR]) {
+		NL_SET_ERR_MSG_ATTR(extack, nla, "ila_ref: locator (ILA_ATTR_LOCATOR) is required");
+		return -EINVAL;
+	}
+
+	/*
+	 * Either family is accepted, as in the original ILA module: packets
+	 * of an IPv4 route are dropped and counted on the data path.
+	 */
+	lwt = lwtunnel_state_alloc(sizeof(struct ila_ref_params));
+	if (!lwt)
+		return -ENOMEM;
+
+	lwt->type = LWTUNNEL_ENCAP_ILA;
+	lwt->flags = LWTUNNEL_STATE_OUTPUT_REDIRECT |
+		     LWTUNNEL_STATE_INPUT_REDIRECT;
+	/* The attribute carries the locator's bytes in network order. */
+	ila_ref_params(lwt)->locator =
+		(__force __be64)nla_get_u64(tb[ILA_ATTR_LOCATOR]);
+
+	*ts = lwt;
+	return 0;
+}
+
+/* Translate, then hand the packet on; a drop is counted and freed here. */
+static int ila_ref_xlat_or_drop(struct net *net, struct sk_buff *skb)
+{
+	struct lwtunnel_state *lwt = skb_dst(skb)->lwtstate;
+	enum ila_ref_outcome outcome;
+
+	outcome = ila_ref_xlat(skb, ila_ref_params(lwt));
+	ila_ref_count(net, outcome);
+	if (ila_ref_outcome_is_drop(outcome)) {
+		kfree_skb(skb);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int ila_ref_output(struct net *net, struct sock *sk,
+			  struct sk_buff *skb)
+{
+	int err = ila_ref_xlat_or_drop(net, skb);
+
+	if (err)
+		return err;
+	return skb_dst(skb)->lwtstate->orig_output(net, sk, skb);
+}
+
+static int ila_ref_input(struct sk_buff *skb)
+{
+	int err = ila_ref_xlat_or_drop(dev_net(skb->dev), skb);
+
+	if (err)
+		return err;
+	return skb_dst(skb)->lwtstate->orig_input(skb);
+}
+
+static int ila_ref_fill_encap(struct sk_buff *skb, struct lwtunnel_state *lwt)
+{
+	/* A u64 attribute must be padded to 8-byte alignment for userspace. */
+	if (nla_put_u64_64bit(skb, ILA_ATTR_LOCATOR,
+			      (__force u64)ila_ref_params(lwt)->locator,
+			      ILA_ATTR_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
+static int ila_ref_encap_size(struct lwtunnel_state *lwt)
+{
+	/* What ila_ref_fill_encap() puts, so that dumps are sized right. */
+	return nla_total_size_64bit(sizeof(u64));
+}
+
+static int ila_ref_cmp_encap(struct lwtunnel_state *a, struct lwtunnel_state *b)
+{
+	return ila_ref_params(a)->locator != ila_ref_params(b)->locator;
+}
+
+static const struct lwtunnel_encap_ops ila_ref_encap_ops = {
+	.build_state	= ila_ref_build_state,
+	.output		= ila_ref_output,
+	.input		= ila_ref_input,
+	.fill_encap	= ila_ref_fill_encap,
+	.get_encap_size	= ila_ref_encap_size,
+	.cmp_encap	= ila_ref_cmp_encap,
+	/* Routes hold a module reference: no unload while they exist. */
+	.owner		= THIS_MODULE,
+};
+
+int ila_ref_lwt_init(void)
+{
+	/* Only one module can own an encap type; the core says -1 if taken. */
+	if (lwtunnel_encap_add_ops(&ila_ref_encap_ops, LWTUNNEL_ENCAP_ILA)) {
+		pr_err("ila_ref: LWTUNNEL_ENCAP_ILA is already registered (is the in-tree ila module loaded?)\n");
+		return -EBUSY;
+	}
+	return 0;
+}
+
+void ila_ref_lwt_exit(void)
+{
+	lwtunnel_encap_del_ops(&ila_ref_encap_ops, LWTUNNEL_ENCAP_ILA);
+}

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-network-namespace counters of what the data path did, so that a test
+ * can account for every packet: /proc/net/ila_ref_stats, one "name value"
+ * line per outcome.
+ */
+#include <linux/percpu.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+
+#include "ila_ref.h"
+
+struct ila_ref_net {
+	u64 __percpu *counters;	/* ILA_REF_OUTCOME_MAX per CPU */
+};
+
+static unsigned int ila_ref_net_id __read_mostly;
+
+static const char *const ila_ref_outcome_names[ILA_REF_OUTCOME_MAX] = {
+	[ILA_REF_XLAT_CSUM]	= "translated_csum_adjusted",
+	[ILA_REF_XLAT_NOCSUM]	= "translated_csum_untouched",
+	[ILA_REF_XLAT_NOOP]	= "translated_noop",
+	[ILA_REF_DROP_NOT_IPV6]	= "dropped_not_ipv6",
+	[ILA_REF_DROP_BAD_IPV6]	= "dropped_bad_ipv6_header",
+	[ILA_REF_DROP_NOMEM]	= "dropped_nomem",
+};
+
+void ila_ref_count(struct net *net, enum ila_ref_outcome outcome)
+{
+	struct ila_ref_net *in = net_generic(net, ila_ref_net_id);
+
+	this_cpu_inc(in->counters[outcome]);
+}
+
+static int ila_ref_stats_show(struct seq_file *seq, void *v)
+{
+	struct ila_ref_net *in = net_generic(seq_file_single_net(seq),
+					     ila_ref_net_id);
+	int cpu, i;
+
+	for (i = 0; i < ILA_REF_OUTCOME_MAX; i++) {
+		u64 sum = 0;
+
+		for_each_possible_cpu(cpu)
+			sum += per_cpu_ptr(in->counters, cpu)[i];
+		seq_printf(seq, "%s %llu\n", ila_ref_outcome_names[i], sum);
+	}
+	return 0;
+}
+
+static int __net_init ila_ref_net_init(struct net *net)
+{
+	struct ila_ref_net *in = net_generic(net, ila_ref_net_id);
+
+	in->counters = __alloc_percpu(sizeof(u64) * ILA_REF_OUTCOME_MAX,
+				      __alignof__(u64));
+	if (!in->counters)
+		return -ENOMEM;
+
+	if (!proc_create_net_single("ila_ref_stats", 0444, net->proc_net,
+				    ila_ref_stats_show, NULL)) {
+		free_percpu(in->counters);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void __net_exit ila_ref_net_exit(struct net *net)
+{
+	struct ila_ref_net *in = net_generic(net, ila_ref_net_id);
+
+	remove_proc_entry("ila_ref_stats", net->proc_net);
+	free_percpu(in->counters);
+}
+
+static struct pernet_operations ila_ref_net_ops = {
+	.init = ila_ref_net_init,
+	.exit = ila_ref_net_exit,
+	.id   = &ila_ref_net_id,
+	.size = sizeof(struct ila_ref_net),
+};
+
+int ila_ref_stats_init(void)
+{
+	return register_pernet_subsys(&ila_ref_net_ops);
+}
+
+void ila_ref_stats_exit(void)
+{
+	unregister_pernet_subsys(&ila_ref_net_ops);
+}
