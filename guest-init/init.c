@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PID 1 of the test guest: an agent that the host drives.
+ *
+ * The host runs every step of every case (interface set-up, module loading,
+ * routes, packet injection) by sending one command per line on the control
+ * serial port /dev/ttyS1; the agent runs it and answers with the command's
+ * output and status. The verdict is computed on the host from the frames it
+ * captured, so kernel messages on the console (ttyS0) can never fake a pass.
+ *
+ * Protocol, one line each way, fields separated by single spaces:
+ *   host:  ID VERB ARG...      VERB is exec, insmod, rmmod, write, cat, reboot
+ *   guest: ID out TEXT         zero or more lines of output
+ *          ID rc N             last line: 0 on success
+ *   guest: 0 ready RELEASE     once, when the agent starts
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#define CONTROL_TTY "/dev/ttyS1"
+#define MAX_LINE 65536
+#define MAX_ARGS 256
+
+static FILE *ctl;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "init: %s: %s\n", what, strerror(errno));
+	fflush(stderr);
+	reboot(RB_AUTOBOOT);
+	_exit(1);
+}
+
+static void mount_filesystems(void)
+{
+	static const struct { const char *src, *dst, *type; } fs[] = {
+		{ "proc", "/proc", "proc" },
+		{ "sysfs", "/sys", "sysfs" },
+		{ "devtmpfs", "/dev", "devtmpfs" },
+		{ "tmpfs", "/tmp", "tmpfs" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(fs) / sizeof(fs[0]); i++) {
+		mkdir(fs[i].dst, 0755);
+		if (mount(fs[i].src, fs[i].dst, fs[i].type, 0, NULL) &&
+		    errno != EBUSY)
+			die(fs[i].dst);
+	}
+}
+
+/* Raw mode: no echo, no line editing, no CR/LF translation. */
+static void open_control_channel(void)
+{
+	struct termios tio;
+	int fd = open(CONTROL_TTY, O_RDWR | O_NOCTTY);
+
+	if (fd < 0)
+		die("open " CONTROL_TTY);
+	if (tcgetattr(fd, &tio))
+		die("tcgetattr " CONTROL_TTY);
+	cfmakeraw(&tio);
+	cfsetspeed(&tio, B115200);
+	if (tcsetattr(fd, TCSANOW, &tio))
+		die("tcsetattr " CONTROL_TTY);
+	ctl = fdopen(fd, "r+");
+	if (!ctl)
+		die("fdopen");
+	setvbuf(ctl, NULL, _IOLBF, 0);
+}
+
+static void reply_out(const char *id, const char *text)
+{
+	fprintf(ctl, "%s out %s\n", id, text);
+}
+
+static void reply_rc(const char *id, int rc)
+{
+	fprintf(ctl, "%s rc %d\n", id, rc);
+	fflush(ctl);
+	printf("# agent %s rc %d\n", id, rc);
+	fflush(stdout);
+}
+
+static void reply_errno(const char *id, const char *what, int err)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s: %s", what, strerror(err));
+	reply_out(id, buf);
+	reply_rc(id, err);
+}
+
+/* Run argv[0] (an absolute path), sending its stdout and stderr back. */
+static void cmd_exec(const char *id, char **argv)
+{
+	char line[4096];
+	int pipefd[2], status;
+	pid_t pid;
+	FILE *out;
+
+	if (!argv[0]) {
+		reply_errno(id, "exec", EINVAL);
+		return;
+	}
+	if (pipe(pipefd)) {
+		reply_errno(id, "pipe", errno);
+		return;
+	}
+	pid = fork();
+	if (pid < 0) {
+		reply_errno(id, "fork", errno);
+		return;
+	}
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		execv(argv[0], argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(pipefd[1]);
+	out = fdopen(pipefd[0], "r");
+	while (out && fgets(line, sizeof(line), out)) {
+		line[strcspn(line, "\n")] = '\0';
+		reply_out(id, line);
+	}
+	if (out)
+		fclose(out);
+	if (waitpid(pid, &status, 0) < 0) {
+		reply_errno(id, "waitpid", errno);
+		return;
+	}
+	reply_rc(id, WIFEXITED(status) ? WEXITSTATUS(status) :
+					 128 + WTERMSIG(status));
+}
+
+static void cmd_insmod(const char *id, char **argv)
+{
+	int fd;
+
+	if (!argv[0]) {
+		reply_errno(id, "insmod", EINVAL);
+		return;
+	}
+	fd = open(argv[0], O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		reply_errno(id, argv[0], errno);
+		return;
+	}
+	if (syscall(SYS_finit_module, fd, "", 0)) {
+		int err = errno;
+
+		close(fd);
+		reply_errno(id, "finit_module", err);
+		return;
+	}
+	close(fd);
+	reply_rc(id, 0);
+}
+
+static void cmd_rmmod(const char *id, char **argv)
+{
+	if (!argv[0]) {
+		reply_errno(id, "rmmod", EINVAL);
+		return;
+	}
+	if (syscall(SYS_delete_module, argv[0], O_NONBLOCK)) {
+		reply_errno(id, "delete_module", errno);
+		return;
+	}
+	reply_rc(id, 0);
+}
+
+/* write PATH VALUE: for sysctls under /proc/sys. */
+static void cmd_write(const char *id, char **argv)
+{
+	int fd, len;
+
+	if (!argv[0] || !argv[1]) {
+		reply_errno(id, "write", EINVAL);
+		return;
+	}
+	fd = open(argv[0], O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		reply_errno(id, argv[0], errno);
+		return;
+	}
+	len = (int)strlen(argv[1]);
+	if (write(fd, argv[1], (size_t)len) != len) {
+		int err = errno;
+
+		close(fd);
+		reply_errno(id, argv[0], err);
+		return;
+	}
+	close(fd);
+	reply_rc(id, 0);
+}
+
+static void cmd_cat(const char *id, char **argv)
+{
+	char line[4096];
+	FILE *f;
+
+	if (!argv[0]) {
+		reply_errno(id, "cat", EINVAL);
+		return;
+	}
+	f = fopen(argv[0], "re");
+	if (!f) {
+		reply_errno(id, argv[0], errno);
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		reply_out(id, line);
+	}
+	fclose(f);
+	reply_rc(id, 0);
+}
+
+static int split(char *line, char **argv, int max)
+{
+	int n = 0;
+	char *tok, *save;
+
+	for (tok = strtok_r(line, " ", &save); tok && n < max - 1;
+	     tok = strtok_r(NULL, " ", &save))
+		argv[n++] = tok;
+	argv[n] = NULL;
+	return n;
+}
+
+static void serve(void)
+{
+	static char line[MAX_LINE];
+	char *argv[MAX_ARGS];
+	struct utsname uts;
+
+	uname(&uts);
+	fprintf(ctl, "0 ready %s\n", uts.release);
+	fflush(ctl);
+
+	while (fgets(line, sizeof(line), ctl)) {
+		int argc;
+
+		line[strcspn(line, "\r\n")] = '\0';
+		argc = split(line, argv, MAX_ARGS);
+		if (argc < 2)
+			continue;
+		printf("# agent %s %s\n", argv[0], argv[1]);
+		fflush(stdout);
+		if (!strcmp(argv[1], "exec"))
+			cmd_exec(argv[0], argv + 2);
+		else if (!strcmp(argv[1], "insmod"))
+			cmd_insmod(argv[0], argv + 2);
+		else if (!strcmp(argv[1], "rmmod"))
+			cmd_rmmod(argv[0], argv + 2);
+		else if (!strcmp(argv[1], "write"))
+			cmd_write(argv[0], argv + 2);
+		else if (!strcmp(argv[1], "cat"))
+			cmd_cat(argv[0], argv + 2);
+		else if (!strcmp(argv[1], "reboot"))
+			return;
+		else
+			reply_errno(argv[0], argv[1], ENOSYS);
+	}
+}
+
+int main(void)
+{
+	mount_filesystems();
+	open_control_channel();
+	printf("init: agent ready on %s\n", CONTROL_TTY);
+	fflush(stdout);
+	serve();
+	printf("init: done, rebooting\n");
+	fflush(stdout);
+	sync();
+	reboot(RB_AUTOBOOT);
+	return 0;
+}

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Write the guest's initramfs: our init and injector, the modules under test,
+# and the host's real iproute2 `ip` with the shared libraries it needs.
+#
+#   mkinitramfs.sh OUTPUT GEN_INIT_CPIO INIT INJECT MODULE.ko...
+#
+# The cpio list is sorted and timestamped 0, so the same inputs give the
+# same archive.
+set -euo pipefail
+
+out=$1 gen=$2 init=$3 inject=$4
+shift 4
+ip=/usr/sbin/ip
+[ -x "$ip" ] || { echo "mkinitramfs: $ip missing (apt-get install iproute2)" >&2; exit 1; }
+
+list=$(mktemp)
+trap 'rm -f "$list"' EXIT
+{
+	for d in /bin /sbin /dev /proc /sys /tmp /lib /lib/modules /lib64 \
+		/lib/x86_64-linux-gnu /etc /run /var; do
+		echo "dir $d 0755 0 0"
+	done
+	echo "nod /dev/console 0600 0 0 c 5 1"
+	echo "file /init $init 0755 0 0"
+	echo "file /bin/ila-inject $inject 0755 0 0"
+	echo "file /sbin/ip $ip 0755 0 0"
+	for ko in "$@"; do
+		echo "file /lib/modules/$(basename "$ko") $ko 0644 0 0"
+	done
+	# The dynamic loader and every library ip links against, at their paths.
+	ldd "$ip" | awk '/=>/ { print $3 } /^\t\/lib/ { print $1 }' | sort -u |
+	while read -r lib; do
+		[ -n "$lib" ] || continue
+		echo "file $lib $(readlink -f "$lib") 0755 0 0"
+	done
+} >"$list"
+
+"$gen" -t 0 "$list" | gzip -n -9 >"$out.tmp"
+mv "$out.tmp" "$out"
+echo "initramfs: $out ($(du -k "$out" | cut -f1) KiB)" >&2
