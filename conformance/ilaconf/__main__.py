@@ -1,0 +1,59 @@
+"""Command line: python3 -m ilaconf run|summary ... (the Makefile calls it)."""
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import cases, impls, report, runner
+
+
+def cmd_run(a: argparse.Namespace) -> int:
+    try:
+        chosen = cases.discover(Path(a.cases), a.case)
+        selected = impls.parse_impls(a.impl)
+    except ValueError as e:
+        print(f"ilaconf: {e}", file=sys.stderr)
+        return 2
+    for f in (a.kernel, a.initrd):
+        if not Path(f).exists():
+            print(f"ilaconf: {f} is missing (run through make, which builds it)", file=sys.stderr)
+            return 2
+    paths = runner.Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path(a.golden))
+    rep = report.Reporter(Path(a.out), len(chosen) * len(selected))
+    for impl in selected:
+        runner.run_impl(impl, chosen, paths, rep, a.accel, a.bless)
+    failed = rep.finish()
+    passed, failed, skipped = report.summarize([Path(a.out) / "results.ktap"])
+    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    return 1 if failed else 0
+
+
+def cmd_summary(a: argparse.Namespace) -> int:
+    passed, failed, skipped = report.summarize([Path(f) for f in a.ktap])
+    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    return 1 if failed else 0
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(prog="ilaconf")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="boot the guest and run cases")
+    r.add_argument("--kernel", required=True)
+    r.add_argument("--initrd", required=True)
+    r.add_argument("--impl", default="module")
+    r.add_argument("--case", default="*", help="glob over case ids such as tcp/output-syn")
+    r.add_argument("--cases", default="conformance/cases")
+    r.add_argument("--golden", default="pcaps")
+    r.add_argument("--out", default="out")
+    r.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
+    r.add_argument("--bless", action="store_true", help="write golden captures from this run")
+    r.set_defaults(func=cmd_run)
+    s = sub.add_parser("summary", help="sum KTAP totals into 'N passed, N failed'")
+    s.add_argument("ktap", nargs="+")
+    s.set_defaults(func=cmd_summary)
+    a = p.parse_args()
+    return a.func(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""Case files: one TOML file per case under conformance/cases/<protocol>/.
+
+A case says what it verifies, which requirements it tests, the ILA routes to
+install (as the ip command lines a user types), the packet to send (fields of
+lib/pkt.h, shared with the scapy oracle) and the outcome expected.
+"""
+
+import fnmatch
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import topology
+
+PATHS = ("output",)
+OUTCOMES = ("translated", "unchanged")
+PACKET_FIELDS = {
+    "proto", "src", "dst", "hlim", "tc", "flow", "sport", "dport", "seq",
+    "ack", "flags", "window", "urgptr", "type", "code", "id", "icmp_seq",
+    "payload_len", "csum",
+}
+# Every field is sent explicitly, so the C builder's defaults never matter.
+PACKET_DEFAULTS: dict[str, object] = {
+    "src": "{guest}", "hlim": 64, "tc": 0, "flow": 0, "sport": 0, "dport": 0,
+    "seq": 0, "ack": 0, "flags": "S", "window": 8192, "urgptr": 0, "type": 128,
+    "code": 0, "id": 0, "icmp_seq": 0, "payload_len": 0, "csum": "auto",
+}
+
+
+class CaseError(ValueError):
+    """A case file that cannot be used; the message names the file."""
+
+
+@dataclass
+class Case:
+    id: str  # "<protocol>/<file stem>"
+    file: Path
+    verifies: str
+    requirements: list[str]
+    path: str
+    routes: list[str]
+    packet: dict[str, object]
+    outcome: str
+    expect_dst: str | None
+    look: str
+    teardown: list[str] = field(default_factory=list)
+
+    @property
+    def protocol(self) -> str:
+        return self.id.split("/")[0]
+
+
+def fill(text: str) -> str:
+    """Substitute the topology's placeholders ({host}, {guest}, ...)."""
+    try:
+        return text.format(**topology.PLACEHOLDERS)
+    except KeyError as e:
+        raise CaseError(f"unknown placeholder {e} (known: {', '.join(topology.PLACEHOLDERS)})")
+
+
+ROUTE_TYPES = {"unicast", "local", "broadcast", "multicast", "throw", "unreachable",
+               "prohibit", "blackhole", "nat", "anycast"}
+
+
+def default_teardown(route: str) -> str:
+    """'ip -6 route add [table T] [TYPE] PREFIX ...' -> 'ip -6 route del [table T] [TYPE] PREFIX'."""
+    words = route.split()
+    if "add" not in words:
+        raise CaseError(f"cannot derive a teardown from {route!r}: give 'teardown'")
+    i = words.index("add")
+    out, rest = words[:i] + ["del"], words[i + 1:]
+    while rest:
+        word = rest.pop(0)
+        if word == "table" and rest:
+            out += [word, rest.pop(0)]
+        elif word in ROUTE_TYPES:
+            out.append(word)
+        else:  # the prefix; a table named after it still selects the route
+            out.append(word)
+            if "table" in rest[:-1]:
+                t = rest.index("table")
+                out += rest[t:t + 2]
+            break
+    return " ".join(out)
+
+
+def load(file: Path, root: Path) -> Case:
+    cid = file.relative_to(root).with_suffix("").as_posix()
+    try:
+        data = tomllib.loads(file.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise CaseError(f"{file}: not valid TOML: {e}")
+
+    def need(key: str, typ: type) -> object:
+        if key not in data:
+            raise CaseError(f"{file}: missing '{key}'")
+        if not isinstance(data[key], typ):
+            raise CaseError(f"{file}: '{key}' must be {typ.__name__}")
+        return data[key]
+
+    known = {"verifies", "requirements", "path", "routes", "teardown", "packet", "expect", "look"}
+    extra = set(data) - known
+    if extra:
+        raise CaseError(f"{file}: unknown keys {sorted(extra)} (known: {sorted(known)})")
+    path = need("path", str)
+    if path not in PATHS:
+        raise CaseError(f"{file}: path '{path}' is not one of {PATHS}")
+    packet = dict(need("packet", dict))
+    bad = set(packet) - PACKET_FIELDS
+    if bad:
+        raise CaseError(f"{file}: unknown packet fields {sorted(bad)} (known: {sorted(PACKET_FIELDS)})")
+    for k in ("proto", "dst"):
+        if k not in packet:
+            raise CaseError(f"{file}: packet needs '{k}'")
+    packet = {**PACKET_DEFAULTS, **packet}
+    packet = {k: fill(v) if isinstance(v, str) else v for k, v in packet.items()}
+    expect = need("expect", dict)
+    outcome = expect.get("outcome")
+    if outcome not in OUTCOMES:
+        raise CaseError(f"{file}: expect.outcome must be one of {OUTCOMES}")
+    if outcome == "translated" and "dst" not in expect:
+        raise CaseError(f"{file}: a translated outcome needs expect.dst")
+    routes = [fill(r) for r in need("routes", list)]
+    teardown = [fill(t) for t in data.get("teardown", [])] or [default_teardown(r) for r in routes]
+    reqs = need("requirements", list)
+    if not reqs:
+        raise CaseError(f"{file}: list at least one requirement ID")
+    return Case(
+        id=cid, file=file, verifies=str(need("verifies", str)), requirements=[str(r) for r in reqs],
+        path=path, routes=routes, teardown=teardown, packet=packet, outcome=outcome,
+        expect_dst=expect.get("dst"), look=str(data.get("look", "")),
+    )
+
+
+def discover(root: Path, pattern: str = "*") -> list[Case]:
+    """All cases whose id matches the glob; none matching is an error naming the valid ones."""
+    files = sorted(root.glob("*/*.toml"))
+    cases = [load(f, root) for f in files]
+    chosen = [c for c in cases if fnmatch.fnmatch(c.id, pattern)]
+    if not chosen:
+        valid = ", ".join(c.id for c in cases) or "(none)"
+        raise CaseError(f"no case matches CASE={pattern!r}; valid cases: {valid}")
+    return chosen

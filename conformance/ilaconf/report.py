@@ -1,0 +1,85 @@
+"""Results: KTAP on stdout and in out/results.ktap, JSON in out/results.json."""
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+STATUSES = ("pass", "fail", "xfail", "skip")
+
+
+@dataclass
+class Result:
+    case: str
+    impl: str
+    status: str
+    detail: str
+    requirements: list[str] = field(default_factory=list)
+    diagnostics: list[str] = field(default_factory=list)
+
+
+def ktap_line(n: int, r: Result) -> str:
+    name = f"{r.impl}:{r.case}"
+    if r.status == "pass":
+        return f"ok {n} {name}"
+    if r.status == "skip":
+        return f"ok {n} {name} # SKIP {r.detail}"
+    if r.status == "xfail":
+        return f"not ok {n} {name} # XFAIL {r.detail}"
+    return f"not ok {n} {name}"
+
+
+def totals(results: list[Result]) -> dict[str, int]:
+    return {s: sum(r.status == s for r in results) for s in STATUSES}
+
+
+class Reporter:
+    """Prints each result as it comes, writes the files at the end."""
+
+    def __init__(self, out: Path, planned: int) -> None:
+        self.out = out
+        self.results: list[Result] = []
+        self.lines = ["KTAP version 1", f"1..{planned}"]
+        for line in self.lines:
+            print(line, flush=True)
+
+    def add(self, r: Result) -> None:
+        self.results.append(r)
+        lines = [f"# {d}" if d else "#" for d in r.diagnostics]
+        if r.status != "pass" and r.detail:
+            lines.insert(0, f"# {r.impl}:{r.case}: {r.detail}")
+        lines.append(ktap_line(len(self.results), r))
+        self.lines += lines
+        print("\n".join(lines), flush=True)
+
+    def finish(self) -> int:
+        t = totals(self.results)
+        summary = (f"# Totals: pass:{t['pass']} fail:{t['fail']} xfail:{t['xfail']} xpass:0 "
+                   f"skip:{t['skip']} error:0")
+        self.lines.append(summary)
+        print(summary)
+        self.out.mkdir(parents=True, exist_ok=True)
+        (self.out / "results.ktap").write_text("\n".join(self.lines) + "\n")
+        (self.out / "results.json").write_text(
+            json.dumps([asdict(r) for r in self.results], indent=2) + "\n")
+        return t["fail"]
+
+
+def summarize(ktap_files: list[Path]) -> tuple[int, int, int]:
+    """Sum the '# Totals:' lines of KTAP files: (passed, failed, skipped).
+
+    xfail counts as passed (the declared deviation was observed exactly); a
+    file without a totals line counts as one failure, never as nothing.
+    """
+    passed = failed = skipped = 0
+    for f in ktap_files:
+        lines = [line for line in f.read_text().splitlines() if line.startswith("# Totals:")] \
+            if f.exists() else []
+        if not lines:
+            print(f"summary: {f} has no '# Totals:' line (the run did not finish)")
+            failed += 1
+            continue
+        t = dict(kv.split(":") for kv in lines[-1].removeprefix("# Totals:").split())
+        passed += int(t["pass"]) + int(t.get("xfail", 0))
+        failed += int(t["fail"]) + int(t.get("error", 0)) + int(t.get("xpass", 0))
+        skipped += int(t.get("skip", 0))
+    return passed, failed, skipped
