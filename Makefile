@@ -1,0 +1,84 @@
+SHELL := /bin/bash
+# ILA conformance suite. Main targets:
+#   make conformance   build what is missing, boot the guest, run the cases
+#   make test          everything CI runs: lib unit tests + conformance
+#   make golden CASE=glob   bless golden captures from a run
+# Variables: IMPL=module  CASE=glob  QEMU_ACCEL=tcg|kvm  ILA_CACHE=dir
+.DEFAULT_GOAL := conformance
+
+IMPL       ?= module
+CASE       ?= *
+QEMU_ACCEL ?= tcg
+PY         := /usr/bin/python3
+OUT        := out
+KBUILD     := kernel/build-kernel.sh
+# The O= build directory of the cached kernel (outside the repository).
+KDIR        = $(shell $(KBUILD) --dir)
+CFLAGS_GUEST := -static -O2 -Wall -Wextra -Werror -std=gnu11
+CFLAGS_HOST  := -O2 -g -Wall -Wextra -Werror -std=gnu11 -fsanitize=address,undefined
+LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c
+LIB_HDR    := $(LIB_SRC:.c=.h)
+RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
+
+.PHONY: deps kernel module guest initramfs lib-test conformance golden test matrix clean
+
+deps:
+	@scripts/deps.sh
+
+kernel: deps
+	@$(KBUILD)
+
+# Copied into out/ so that kbuild never writes into the source directory.
+module: kernel
+	@rm -rf $(OUT)/build/ila_ref && mkdir -p $(OUT)/build && cp -r kernel/ila $(OUT)/build/ila_ref
+	@$(MAKE) --no-print-directory -C $(KDIR) M=$(CURDIR)/$(OUT)/build/ila_ref modules \
+		> $(OUT)/build/module.log 2>&1 || { \
+		echo "module: build FAILED; last lines of $(OUT)/build/module.log:"; \
+		tail -n 30 $(OUT)/build/module.log; exit 1; }
+	@echo "module: built $(OUT)/build/ila_ref/ila_ref.ko"
+
+$(OUT)/guest/init: guest-init/init.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_GUEST) -o $@ $<
+
+$(OUT)/guest/ila-inject: guest-init/inject.c $(LIB_SRC) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/inject.c $(LIB_SRC)
+
+guest: deps $(OUT)/guest/init $(OUT)/guest/ila-inject
+
+initramfs: module guest
+	@guest-init/mkinitramfs.sh $(OUT)/initramfs.cpio.gz $(KDIR)/usr/gen_init_cpio \
+		$(OUT)/guest/init $(OUT)/guest/ila-inject \
+		$(OUT)/build/ila_ref/ila_ref.ko $(KDIR)/net/ipv6/ila/ila.ko
+
+$(OUT)/lib-tests: lib/tests/test_lib.c $(LIB_SRC) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_HOST) -o $@ lib/tests/test_lib.c $(LIB_SRC)
+
+lib-test: $(OUT)/lib-tests
+	@$(OUT)/lib-tests | tee $(OUT)/lib-tests.ktap; test $${PIPESTATUS[0]} -eq 0
+
+RUN_ARGS = --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
+	--impl '$(IMPL)' --case '$(CASE)' --accel $(QEMU_ACCEL) --out $(OUT)
+
+conformance: initramfs
+	@$(RUN) run $(RUN_ARGS)
+
+golden: initramfs
+	@test '$(CASE)' != '*' || { echo "golden: name the cases to bless: make golden CASE=tcp/output-syn"; exit 2; }
+	@$(RUN) run $(RUN_ARGS) --bless
+
+# Runs both suites to the end, then one summary line over both.
+test:
+	@rc=0; $(MAKE) --no-print-directory lib-test || rc=1; \
+	$(MAKE) --no-print-directory conformance || rc=1; \
+	echo "# make test: lib unit tests and conformance cases together:"; \
+	$(RUN) summary $(OUT)/lib-tests.ktap $(OUT)/results.ktap || rc=1; exit $$rc
+
+clean:
+	rm -rf $(OUT)
+
+# Regenerate CONFORMANCE.md's results matrix from the last run.
+matrix:
+	@PYTHONPATH=conformance $(PY) -m ilaconf.matrix $(OUT)/results.json CONFORMANCE.md
