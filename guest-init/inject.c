@@ -6,6 +6,17 @@
  *                                   lib/pkt.c and sent on a raw socket with
  *                                   the header included (IPPROTO_RAW), so
  *                                   the kernel routes it but builds nothing
+ *   ila-inject udp FIELD=VALUE...   a UDP datagram built by the kernel from
+ *                                   an ordinary socket bound to src/sport
+ *                                   (no_check6_tx=1: UDP_NO_CHECK6_TX)
+ *   ila-inject udp4 dst=A.B.C.D sport=N dport=N payload_len=N
+ *                                   the same over IPv4, with DF so that the
+ *                                   IPv4 ID is 0
+ *   ila-inject tcp FIELD=VALUE...   payload_len bytes on a TCP socket put in
+ *                                   repair mode with seq/ack as its sequence
+ *                                   numbers, so the kernel builds segments
+ *                                   (CHECKSUM_PARTIAL, GSO) deterministically
+ *                                   without a handshake; ends with a RST
  *   ila-inject mark dst=ADDR seq=N  a UDP datagram "ila-mark N" to port 9
  *                                   on a plain route: once the host sees it,
  *                                   every frame sent before it has arrived
@@ -13,6 +24,9 @@
  * Fields are those of a case file's [packet] table (see lib/pkt.h).
  */
 #include <arpa/inet.h>
+#include <netinet/ip.h>
+#include <netinet/tcp.h>
+#include <netinet/udp.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,12 +38,21 @@
 
 #define MARK_PORT 9
 
+#ifndef UDP_NO_CHECK6_TX
+#define UDP_NO_CHECK6_TX 101
+#endif
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: ila-inject raw FIELD=VALUE...\n"
+	fprintf(stderr, "usage: ila-inject raw|udp|tcp FIELD=VALUE...\n"
+			"       ila-inject udp4 dst=A.B.C.D sport=N dport=N payload_len=N\n"
 			"       ila-inject mark dst=ADDR seq=N\n");
 	return 2;
 }
+
+/* Socket-mode options that are not packet fields. */
+static int no_check6_tx;
+static struct in_addr dst4;
 
 static int parse_spec(int argc, char **argv, struct pkt_spec *spec)
 {
@@ -38,6 +61,19 @@ static int parse_spec(int argc, char **argv, struct pkt_spec *spec)
 
 	pkt_spec_init(spec);
 	for (i = 0; i < argc; i++) {
+		if (!strncmp(argv[i], "no_check6_tx=", 13) &&
+		    (argv[i][13] == '0' || argv[i][13] == '1') && !argv[i][14]) {
+			no_check6_tx = argv[i][13] == '1';
+			continue;
+		}
+		if (!strncmp(argv[i], "dst4=", 5)) {
+			if (inet_pton(AF_INET, argv[i] + 5, &dst4) != 1) {
+				fprintf(stderr, "ila-inject: bad IPv4 address %s\n",
+					argv[i] + 5);
+				return -1;
+			}
+			continue;
+		}
 		if (pkt_spec_set(spec, argv[i], err, sizeof(err))) {
 			fprintf(stderr, "ila-inject: %s\n", err);
 			return -1;
@@ -112,6 +148,134 @@ static int send_mark(const struct pkt_spec *spec)
 	return 0;
 }
 
+static int fail(const char *what, int fd)
+{
+	fprintf(stderr, "ila-inject: %s: %s\n", what, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return 1;
+}
+
+static void fill_payload(uint8_t *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (uint8_t)i;
+}
+
+static int send_udp(const struct pkt_spec *spec)
+{
+	static uint8_t buf[PKT_MAX];
+	struct sockaddr_in6 from = {
+		.sin6_family = AF_INET6, .sin6_port = htons(spec->sport),
+		.sin6_addr = spec->src,
+	};
+	struct sockaddr_in6 to = {
+		.sin6_family = AF_INET6, .sin6_port = htons(spec->dport),
+		.sin6_addr = spec->dst,
+	};
+	int fd = socket(AF_INET6, SOCK_DGRAM, 0);
+
+	if (fd < 0)
+		return fail("socket", fd);
+	if (no_check6_tx && setsockopt(fd, IPPROTO_UDP, UDP_NO_CHECK6_TX,
+				       &no_check6_tx, sizeof(no_check6_tx)))
+		return fail("UDP_NO_CHECK6_TX", fd);
+	if (bind(fd, (struct sockaddr *)&from, sizeof(from)))
+		return fail("bind", fd);
+	fill_payload(buf, spec->payload_len);
+	if (sendto(fd, buf, spec->payload_len, 0, (struct sockaddr *)&to,
+		   sizeof(to)) != (ssize_t)spec->payload_len)
+		return fail("sendto", fd);
+	close(fd);
+	return 0;
+}
+
+static int send_udp4(const struct pkt_spec *spec)
+{
+	static uint8_t buf[PKT_MAX];
+	struct sockaddr_in from = {
+		.sin_family = AF_INET, .sin_port = htons(spec->sport),
+	};
+	struct sockaddr_in to = {
+		.sin_family = AF_INET, .sin_port = htons(spec->dport),
+		.sin_addr = dst4,
+	};
+	int pmtu = IP_PMTUDISC_DO;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0)
+		return fail("socket", fd);
+	/* DF on an unconnected socket makes the kernel send IPv4 ID 0. */
+	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)))
+		return fail("IP_MTU_DISCOVER", fd);
+	if (bind(fd, (struct sockaddr *)&from, sizeof(from)))
+		return fail("bind", fd);
+	fill_payload(buf, spec->payload_len);
+	if (sendto(fd, buf, spec->payload_len, 0, (struct sockaddr *)&to,
+		   sizeof(to)) != (ssize_t)spec->payload_len)
+		return fail("sendto", fd);
+	close(fd);
+	return 0;
+}
+
+static int tcp_set(int fd, int opt, int val, const char *what)
+{
+	if (setsockopt(fd, IPPROTO_TCP, opt, &val, sizeof(val))) {
+		fprintf(stderr, "ila-inject: %s: %s\n", what, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * TCP_REPAIR lets connect() establish the socket without a handshake and
+ * with our sequence numbers; leaving repair mode sends one window probe.
+ */
+static int send_tcp(const struct pkt_spec *spec)
+{
+	static uint8_t buf[PKT_MAX];
+	struct sockaddr_in6 from = {
+		.sin6_family = AF_INET6, .sin6_port = htons(spec->sport),
+		.sin6_addr = spec->src,
+	};
+	struct sockaddr_in6 to = {
+		.sin6_family = AF_INET6, .sin6_port = htons(spec->dport),
+		.sin6_addr = spec->dst,
+	};
+	struct linger rst = { .l_onoff = 1, .l_linger = 0 };
+	int fd = socket(AF_INET6, SOCK_STREAM, 0);
+
+	if (fd < 0)
+		return fail("socket", fd);
+	if (tcp_set(fd, TCP_REPAIR, 1, "TCP_REPAIR") ||
+	    tcp_set(fd, TCP_REPAIR_QUEUE, TCP_SEND_QUEUE, "TCP_REPAIR_QUEUE") ||
+	    tcp_set(fd, TCP_QUEUE_SEQ, (int)spec->seq, "TCP_QUEUE_SEQ send") ||
+	    tcp_set(fd, TCP_REPAIR_QUEUE, TCP_RECV_QUEUE, "TCP_REPAIR_QUEUE") ||
+	    tcp_set(fd, TCP_QUEUE_SEQ, (int)spec->ack, "TCP_QUEUE_SEQ recv")) {
+		close(fd);
+		return 1;
+	}
+	if (bind(fd, (struct sockaddr *)&from, sizeof(from)))
+		return fail("bind", fd);
+	if (connect(fd, (struct sockaddr *)&to, sizeof(to)))
+		return fail("connect (repair mode)", fd);
+	if (tcp_set(fd, TCP_REPAIR, 0, "TCP_REPAIR off") ||
+	    tcp_set(fd, TCP_NODELAY, 1, "TCP_NODELAY")) {
+		close(fd);
+		return 1;
+	}
+	fill_payload(buf, spec->payload_len);
+	if (spec->payload_len &&
+	    send(fd, buf, spec->payload_len, 0) != (ssize_t)spec->payload_len)
+		return fail("send", fd);
+	if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &rst, sizeof(rst)))
+		return fail("SO_LINGER", fd);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct pkt_spec spec;
@@ -122,6 +286,12 @@ int main(int argc, char **argv)
 		return 2;
 	if (!strcmp(argv[1], "raw"))
 		return send_raw(&spec);
+	if (!strcmp(argv[1], "udp"))
+		return send_udp(&spec);
+	if (!strcmp(argv[1], "udp4"))
+		return send_udp4(&spec);
+	if (!strcmp(argv[1], "tcp"))
+		return send_tcp(&spec);
 	if (!strcmp(argv[1], "mark")) {
 		if (!spec.have_dst) {
 			fprintf(stderr, "ila-inject: mark needs dst=\n");

@@ -23,6 +23,8 @@ void pkt_spec_init(struct pkt_spec *spec)
 	spec->tcp_flags = 0x02;	/* SYN */
 	spec->window = 8192;
 	spec->csum_auto = 1;
+	spec->l4_len = -1;
+	spec->plen = -1;
 }
 
 static int parse_uint(const char *text, unsigned long max, unsigned long *out)
@@ -65,6 +67,89 @@ static int parse_proto(const char *text, uint8_t *proto)
 		*proto = (uint8_t)n;
 	else
 		return -1;
+	return 0;
+}
+
+static int parse_hex(const char *text, uint8_t *out, size_t cap, size_t *len)
+{
+	size_t n = strlen(text), i;
+
+	if (n % 2 || n / 2 > cap)
+		return -1;
+	for (i = 0; i < n / 2; i++) {
+		unsigned int byte;
+
+		if (sscanf(text + 2 * i, "%2x", &byte) != 1 ||
+		    !strchr("0123456789abcdefABCDEF", text[2 * i]) ||
+		    !strchr("0123456789abcdefABCDEF", text[2 * i + 1]))
+			return -1;
+		out[i] = (uint8_t)byte;
+	}
+	*len = n / 2;
+	return 0;
+}
+
+/* One of: hbh, dst, rt0/SEGLEFT/ADDR[/ADDR...], frag/OFFSET/M/ID */
+static int parse_one_ext(char *text, struct pkt_ext *ext)
+{
+	char *save, *tok = strtok_r(text, "/", &save);
+	unsigned long n;
+
+	memset(ext, 0, sizeof(*ext));
+	if (!tok)
+		return -1;
+	if (!strcmp(tok, "hbh") || !strcmp(tok, "dst")) {
+		ext->type = tok[0] == 'h' ? 0 : 60;
+		return strtok_r(NULL, "/", &save) ? -1 : 0;
+	}
+	if (!strcmp(tok, "rt0")) {
+		ext->type = 43;
+		tok = strtok_r(NULL, "/", &save);
+		if (!tok || parse_uint(tok, 255, &n))
+			return -1;
+		ext->segleft = (uint8_t)n;
+		while ((tok = strtok_r(NULL, "/", &save))) {
+			if (ext->naddr == PKT_MAX_RT_ADDRS ||
+			    ila_parse_addr(tok, &ext->addr[ext->naddr]))
+				return -1;
+			ext->naddr++;
+		}
+		return ext->naddr ? 0 : -1;
+	}
+	if (!strcmp(tok, "frag")) {
+		unsigned long v[3];
+		const unsigned long max[3] = { 0x1fff, 1, 0xffffffff };
+		int i;
+
+		ext->type = 44;
+		for (i = 0; i < 3; i++) {
+			tok = strtok_r(NULL, "/", &save);
+			if (!tok || parse_uint(tok, max[i], &v[i]))
+				return -1;
+		}
+		ext->frag_offset = (uint16_t)v[0];
+		ext->frag_more = (uint8_t)v[1];
+		ext->frag_id = (uint32_t)v[2];
+		return strtok_r(NULL, "/", &save) ? -1 : 0;
+	}
+	return -1;
+}
+
+static int parse_ext(const char *text, struct pkt_spec *spec)
+{
+	char buf[1024], *save, *tok;
+
+	if (strlen(text) >= sizeof(buf))
+		return -1;
+	strcpy(buf, text);
+	spec->n_ext = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (spec->n_ext == PKT_MAX_EXT ||
+		    parse_one_ext(tok, &spec->ext[spec->n_ext]))
+			return -1;
+		spec->n_ext++;
+	}
 	return 0;
 }
 
@@ -118,6 +203,28 @@ int pkt_spec_set(struct pkt_spec *spec, const char *kv, char *err,
 	if (!strcmp(key, "flags")) {
 		if (parse_tcp_flags(val, &spec->tcp_flags))
 			goto bad;
+		return 0;
+	}
+	if (!strcmp(key, "ext")) {
+		if (parse_ext(val, spec))
+			goto bad;
+		return 0;
+	}
+	if (!strcmp(key, "payload_hex")) {
+		if (parse_hex(val, spec->payload, sizeof(spec->payload),
+			      &spec->payload_hex_len))
+			goto bad;
+		spec->have_payload_hex = 1;
+		return 0;
+	}
+	if (!strcmp(key, "l4_len") || !strcmp(key, "plen")) {
+		if (!strcmp(val, "auto")) {
+			*(key[0] == 'l' ? &spec->l4_len : &spec->plen) = -1;
+			return 0;
+		}
+		if (parse_uint(val, 0xffff, &n))
+			goto bad;
+		*(key[0] == 'l' ? &spec->l4_len : &spec->plen) = (long)n;
 		return 0;
 	}
 	if (!strcmp(key, "csum")) {
@@ -219,40 +326,91 @@ static size_t l4_header_len(uint8_t proto)
 	}
 }
 
+/* Write one extension header at @p; returns its length. */
+static size_t build_ext(const struct pkt_ext *ext, uint8_t next, uint8_t *p)
+{
+	int i;
+
+	p[0] = next;
+	switch (ext->type) {
+	case 43:	/* routing type 0: reserved word, then the addresses */
+		p[1] = (uint8_t)(2 * ext->naddr);
+		p[2] = 0;
+		p[3] = ext->segleft;
+		memset(p + 4, 0, 4);
+		for (i = 0; i < ext->naddr; i++)
+			memcpy(p + 8 + 16 * i, &ext->addr[i], 16);
+		return 8 + 16 * (size_t)ext->naddr;
+	case 44:
+		p[1] = 0;
+		put16(p + 2, (uint16_t)(ext->frag_offset << 3 | ext->frag_more));
+		put32(p + 4, ext->frag_id);
+		return 8;
+	default:	/* hop-by-hop or destination options: one PadN */
+		p[1] = 0;
+		p[2] = 1;
+		p[3] = 4;
+		memset(p + 4, 0, 4);
+		return 8;
+	}
+}
+
+/* RFC 8200 8.1: the pseudo-header holds the final destination. */
+static const struct in6_addr *final_destination(const struct pkt_spec *spec)
+{
+	int i;
+
+	for (i = 0; i < spec->n_ext; i++)
+		if (spec->ext[i].type == 43 && spec->ext[i].segleft)
+			return &spec->ext[i].addr[spec->ext[i].naddr - 1];
+	return &spec->dst;
+}
+
 long pkt_build(const struct pkt_spec *spec, uint8_t *buf, size_t cap,
 	       char *err, size_t errlen)
 {
-	size_t l4_len = l4_header_len(spec->proto) + spec->payload_len;
-	uint8_t *l4 = buf + IPV6_HDR_LEN;
-	size_t hdr, i;
+	size_t payload_len = spec->have_payload_hex ? spec->payload_hex_len :
+						      spec->payload_len;
+	size_t l4_len = l4_header_len(spec->proto) + payload_len;
+	size_t off = IPV6_HDR_LEN, hdr, i, total;
+	uint8_t *next = buf + 6, *l4;
 	int csum_off;
 
 	if (!spec->have_src || !spec->have_dst) {
 		snprintf(err, errlen, "src= and dst= are required");
 		return -1;
 	}
-	if (l4_len > 0xffff || IPV6_HDR_LEN + l4_len > cap) {
+	if (IPV6_HDR_LEN + PKT_MAX_EXT * 72 + l4_len > cap) {
 		snprintf(err, errlen, "payload of %zu bytes is too large",
 			 l4_len);
 		return -1;
 	}
-	memset(buf, 0, IPV6_HDR_LEN + l4_len);
+	memset(buf, 0, IPV6_HDR_LEN);
 	put32(buf, 6u << 28 | (uint32_t)spec->tclass << 20 | spec->flow);
-	put16(buf + 4, (uint16_t)l4_len);
-	buf[6] = spec->proto;
 	buf[7] = spec->hlim;
 	memcpy(buf + 8, &spec->src, 16);
 	memcpy(buf + 24, &spec->dst, 16);
 
+	for (i = 0; i < (size_t)spec->n_ext; i++) {
+		*next = spec->ext[i].type;
+		next = buf + off;
+		off += build_ext(&spec->ext[i], 0, buf + off);
+	}
+	*next = spec->proto;
+
+	l4 = buf + off;
+	memset(l4, 0, l4_len);
 	hdr = build_l4_header(spec, l4, l4_len, &csum_off);
-	for (i = 0; i < spec->payload_len; i++)
-		l4[hdr + i] = (uint8_t)i;
+	for (i = 0; i < payload_len; i++)
+		l4[hdr + i] = spec->have_payload_hex ? spec->payload[i] :
+						       (uint8_t)i;
 
 	if (csum_off >= 0) {
 		uint16_t sum = spec->csum;
 
 		if (spec->csum_auto) {
-			sum = ntohs(csum_ipv6_l4(&spec->src, &spec->dst,
+			sum = ntohs(csum_ipv6_l4(&spec->src,
+						 final_destination(spec),
 						 spec->proto, l4, l4_len));
 			/* RFC 768: a computed zero is sent as all ones. */
 			if (spec->proto == IPPROTO_UDP && sum == 0)
@@ -264,5 +422,21 @@ long pkt_build(const struct pkt_spec *spec, uint8_t *buf, size_t cap,
 			 spec->proto);
 		return -1;
 	}
-	return (long)(IPV6_HDR_LEN + l4_len);
+
+	if (spec->l4_len >= 0) {
+		if ((size_t)spec->l4_len > l4_len) {
+			snprintf(err, errlen, "l4_len=%ld is longer than the %zu transport bytes",
+				 spec->l4_len, l4_len);
+			return -1;
+		}
+		l4_len = (size_t)spec->l4_len;
+	}
+	total = off + l4_len;
+	if (total - IPV6_HDR_LEN > 0xffff) {
+		snprintf(err, errlen, "packet of %zu bytes is too large", total);
+		return -1;
+	}
+	put16(buf + 4, (uint16_t)(spec->plen >= 0 ? (size_t)spec->plen :
+						       total - IPV6_HDR_LEN));
+	return (long)total;
 }

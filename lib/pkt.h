@@ -12,6 +12,20 @@
 #include <stdint.h>
 
 #define PKT_MAX 65575	/* IPv6 header + the largest payload length */
+#define PKT_MAX_EXT 8	/* extension headers in one packet */
+#define PKT_MAX_RT_ADDRS 4
+#define PKT_MAX_PAYLOAD_HEX 2048
+
+/* One extension header, in the order they follow the IPv6 header. */
+struct pkt_ext {
+	uint8_t type;		/* 0 hop-by-hop, 43 routing, 44 fragment, 60 dst */
+	uint8_t segleft;	/* routing (type 0) */
+	int naddr;
+	struct in6_addr addr[PKT_MAX_RT_ADDRS];
+	uint16_t frag_offset;	/* fragment: in 8-byte units */
+	uint8_t frag_more;
+	uint32_t frag_id;
+};
 
 struct pkt_spec {
 	struct in6_addr src, dst;
@@ -25,8 +39,15 @@ struct pkt_spec {
 	uint8_t icmp_type, icmp_code;
 	uint16_t icmp_id, icmp_seq;
 	size_t payload_len;	/* bytes 0, 1, 2, ... modulo 256 */
+	uint8_t payload[PKT_MAX_PAYLOAD_HEX];	/* payload_hex= instead */
+	size_t payload_hex_len;
+	int have_payload_hex;
 	int csum_auto;		/* compute the checksum, else use csum */
 	uint16_t csum;
+	struct pkt_ext ext[PKT_MAX_EXT];	/* ext=hbh,dst,rt0/SL/ADDR,frag/OFF/M/ID */
+	int n_ext;
+	long l4_len;		/* keep only this many transport bytes; -1 all */
+	long plen;		/* payload length field; -1 the real one */
 	int have_src, have_dst;
 };
 

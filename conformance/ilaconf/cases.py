@@ -12,19 +12,26 @@ from pathlib import Path
 
 from . import topology
 
-PATHS = ("output",)
-OUTCOMES = ("translated", "unchanged")
+# output: the guest sends; input: the host sends to an ILA address the guest
+# owns; forward: the host sends through the guest, out of eth1.
+PATHS = ("output", "input", "forward")
+# raw: byte-exact from lib/pkt.c; udp, udp4, tcp: built by the guest kernel.
+SENDS = ("raw", "udp", "udp4", "tcp")
+OUTCOMES = ("translated", "unchanged", "dropped")
 PACKET_FIELDS = {
     "proto", "src", "dst", "hlim", "tc", "flow", "sport", "dport", "seq",
     "ack", "flags", "window", "urgptr", "type", "code", "id", "icmp_seq",
-    "payload_len", "csum",
+    "payload_len", "payload_hex", "csum", "ext", "l4_len", "plen",
+    "no_check6_tx", "dst4",
 }
 # Every field is sent explicitly, so the C builder's defaults never matter.
 PACKET_DEFAULTS: dict[str, object] = {
-    "src": "{guest}", "hlim": 64, "tc": 0, "flow": 0, "sport": 0, "dport": 0,
+    "hlim": 64, "tc": 0, "flow": 0, "sport": 0, "dport": 0,
     "seq": 0, "ack": 0, "flags": "S", "window": 8192, "urgptr": 0, "type": 128,
-    "code": 0, "id": 0, "icmp_seq": 0, "payload_len": 0, "csum": "auto",
+    "code": 0, "id": 0, "icmp_seq": 0, "payload_len": 0, "payload_hex": "",
+    "csum": "auto", "ext": "", "l4_len": "auto", "plen": "auto",
 }
+DEFAULT_SRC = {"output": "{guest}", "input": "{host}", "forward": "{host}"}
 
 
 class CaseError(ValueError):
@@ -38,11 +45,15 @@ class Case:
     verifies: str
     requirements: list[str]
     path: str
+    send: str
+    nic: str  # where the packet leaves the guest (output, forward)
     routes: list[str]
     packet: dict[str, object]
     outcome: str
     expect_dst: str | None
     look: str
+    inject_error: str | None
+    stats: dict[str, int]
     teardown: list[str] = field(default_factory=list)
 
     @property
@@ -98,7 +109,8 @@ def load(file: Path, root: Path) -> Case:
             raise CaseError(f"{file}: '{key}' must be {typ.__name__}")
         return data[key]
 
-    known = {"verifies", "requirements", "path", "routes", "teardown", "packet", "expect", "look"}
+    known = {"verifies", "requirements", "path", "send", "nic", "routes", "teardown", "packet",
+             "expect", "look"}
     extra = set(data) - known
     if extra:
         raise CaseError(f"{file}: unknown keys {sorted(extra)} (known: {sorted(known)})")
@@ -109,10 +121,17 @@ def load(file: Path, root: Path) -> Case:
     bad = set(packet) - PACKET_FIELDS
     if bad:
         raise CaseError(f"{file}: unknown packet fields {sorted(bad)} (known: {sorted(PACKET_FIELDS)})")
-    for k in ("proto", "dst"):
-        if k not in packet:
-            raise CaseError(f"{file}: packet needs '{k}'")
-    packet = {**PACKET_DEFAULTS, **packet}
+    if "proto" not in packet or not ("dst" in packet or "dst4" in packet):
+        raise CaseError(f"{file}: packet needs 'proto' and 'dst' (or 'dst4' for send = 'udp4')")
+    send = str(data.get("send", "raw"))
+    if send not in SENDS:
+        raise CaseError(f"{file}: send '{send}' is not one of {SENDS}")
+    if path != "output" and send != "raw":
+        raise CaseError(f"{file}: on the {path} path the host sends: send must be 'raw'")
+    nic = str(data.get("nic", "eth1" if path == "forward" else "eth0"))
+    if nic not in {n.dev for n in topology.NICS}:
+        raise CaseError(f"{file}: nic '{nic}' is not one of {[n.dev for n in topology.NICS]}")
+    packet = {**PACKET_DEFAULTS, "src": DEFAULT_SRC[path], **packet}
     packet = {k: fill(v) if isinstance(v, str) else v for k, v in packet.items()}
     expect = need("expect", dict)
     outcome = expect.get("outcome")
@@ -120,6 +139,12 @@ def load(file: Path, root: Path) -> Case:
         raise CaseError(f"{file}: expect.outcome must be one of {OUTCOMES}")
     if outcome == "translated" and "dst" not in expect:
         raise CaseError(f"{file}: a translated outcome needs expect.dst")
+    bad = set(expect) - {"outcome", "dst", "inject_error", "ila_ref_stats"}
+    if bad:
+        raise CaseError(f"{file}: unknown expect keys {sorted(bad)}")
+    stats = expect.get("ila_ref_stats", {})
+    if not isinstance(stats, dict) or not all(isinstance(v, int) for v in stats.values()):
+        raise CaseError(f"{file}: expect.ila_ref_stats must map counter names to integers")
     routes = [fill(r) for r in need("routes", list)]
     teardown = [fill(t) for t in data.get("teardown", [])] or [default_teardown(r) for r in routes]
     reqs = need("requirements", list)
@@ -127,8 +152,9 @@ def load(file: Path, root: Path) -> Case:
         raise CaseError(f"{file}: list at least one requirement ID")
     return Case(
         id=cid, file=file, verifies=str(need("verifies", str)), requirements=[str(r) for r in reqs],
-        path=path, routes=routes, teardown=teardown, packet=packet, outcome=outcome,
-        expect_dst=expect.get("dst"), look=str(data.get("look", "")),
+        path=path, send=send, nic=nic, routes=routes, teardown=teardown, packet=packet,
+        outcome=outcome, expect_dst=expect.get("dst"), look=str(data.get("look", "")),
+        inject_error=expect.get("inject_error"), stats=dict(stats),
     )
 
 

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import topology
+
 BOOT_TIMEOUT = 120.0  # TCG boots in about 3 s here; a cold CI machine is slower
 COMMAND_TIMEOUT = 60.0
 
@@ -30,17 +32,27 @@ class Reply:
 
 
 class Guest:
-    def __init__(self, kernel: Path, initrd: Path, serial_log: Path, dump: Path,
+    def __init__(self, kernel: Path, initrd: Path, serial_log: Path, dump_dir: Path,
                  accel: str = "tcg") -> None:
         self.serial_log = serial_log
         self.tmp = Path(tempfile.mkdtemp(prefix="ilaconf-"))  # short paths for unix sockets
-        self.frames = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.frames.bind(str(self.tmp / "host.sock"))
+        self.frames: list[socket.socket] = []
+        netdevs: list[str] = []
+        for i, nic in enumerate(topology.NICS):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            sock.bind(str(self.tmp / f"host{i}.sock"))
+            self.frames.append(sock)
+            netdevs += [
+                "-netdev", (f"dgram,id=n{i},local.type=unix,local.path={self.tmp / f'guest{i}.sock'},"
+                            f"remote.type=unix,remote.path={self.tmp / f'host{i}.sock'}"),
+                "-device", f"{nic.model},netdev=n{i},mac={nic.guest_mac},romfile=",
+                "-object", f"filter-dump,id=f{i},netdev=n{i},file={dump_dir / f'all-frames-{nic.dev}.pcap'}",
+            ]
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(str(self.tmp / "ctl.sock"))
         listener.listen(1)
         serial_log.parent.mkdir(parents=True, exist_ok=True)
-        dump.parent.mkdir(parents=True, exist_ok=True)
+        dump_dir.mkdir(parents=True, exist_ok=True)
         cmd = [
             "qemu-system-x86_64", "-nodefaults", "-no-reboot", "-display", "none",
             "-accel", accel, "-m", "256M",
@@ -48,10 +60,7 @@ class Guest:
             "-append", "console=ttyS0 rdinit=/init panic=-1 panic_on_warn=1 oops=panic",
             "-chardev", f"file,id=con,path={serial_log}", "-serial", "chardev:con",
             "-chardev", f"socket,id=ctl,path={self.tmp / 'ctl.sock'}", "-serial", "chardev:ctl",
-            "-netdev", (f"dgram,id=n0,local.type=unix,local.path={self.tmp / 'guest.sock'},"
-                        f"remote.type=unix,remote.path={self.tmp / 'host.sock'}"),
-            "-device", "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,romfile=",
-            "-object", f"filter-dump,id=f0,netdev=n0,file={dump}",
+            *netdevs,
         ]
         self.qemu_log = serial_log.with_suffix(".qemu.log")
         with open(self.qemu_log, "wb") as log:
@@ -135,26 +144,46 @@ class Guest:
             else:
                 raise GuestError(f"agent sent {line!r}" + self.tail())
 
-    def send_frame(self, frame: bytes) -> None:
-        self.frames.sendto(frame, str(self.tmp / "guest.sock"))
+    def send_frame(self, frame: bytes, nic: int = 0) -> None:
+        self.frames[nic].sendto(frame, str(self.tmp / f"guest{nic}.sock"))
 
-    def frames_until(self, is_last: Callable[[bytes], bool], timeout: float = 30.0) -> list[bytes]:
-        """Frames from the guest up to and excluding the first one is_last accepts."""
+    def frames_until(self, is_last: Callable[[bytes], bool], fence_nic: int = 0,
+                     timeout: float = 30.0) -> list[list[bytes]]:
+        """Frames from the guest per NIC, up to the first on fence_nic that is_last accepts.
+
+        QEMU hands each frame to its socket as the guest sends it, so once the
+        fence has arrived, every frame the guest sent before it on any NIC is
+        already queued: the other NICs are then drained without waiting.
+        """
         deadline = time.monotonic() + timeout
-        got: list[bytes] = []
+        got: list[list[bytes]] = [[] for _ in self.frames]
+        fence = self.frames[fence_nic]
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise GuestError(f"no end-of-case marker from the guest in {timeout:.0f} s" + self.tail())
-            ready, _, _ = select.select([self.frames], [], [], min(left, 0.5))
-            if not ready:
-                if self.qemu.poll() is not None:
-                    raise GuestError("QEMU exited while waiting for frames" + self.tail())
-                continue
-            frame = self.frames.recv(65536)
-            if is_last(frame):
-                return got
-            got.append(frame)
+                raise GuestError(f"no end-of-case fence from the guest in {timeout:.0f} s" + self.tail())
+            ready, _, _ = select.select(self.frames, [], [], min(left, 0.5))
+            if not ready and self.qemu.poll() is not None:
+                raise GuestError("QEMU exited while waiting for frames" + self.tail())
+            for sock in ready:
+                frame = sock.recv(65536)
+                if sock is fence and is_last(frame):
+                    for i, other in enumerate(self.frames):
+                        got[i] += self._drain(other) if other is not fence else []
+                    return got
+                got[self.frames.index(sock)].append(frame)
+
+    @staticmethod
+    def _drain(sock: socket.socket) -> list[bytes]:
+        out = []
+        sock.setblocking(False)
+        try:
+            while True:
+                out.append(sock.recv(65536))
+        except BlockingIOError:
+            return out
+        finally:
+            sock.setblocking(True)
 
     def close(self) -> None:
         """Ask the agent to reboot (QEMU then exits), kill QEMU if it does not."""
@@ -168,7 +197,8 @@ class Guest:
         except subprocess.TimeoutExpired:
             self.qemu.kill()
             self.qemu.wait()
-        for s in ("ctl", "frames"):
-            if hasattr(self, s):
-                getattr(self, s).close()
+        if hasattr(self, "ctl"):
+            self.ctl.close()
+        for sock in self.frames:
+            sock.close()
         shutil.rmtree(self.tmp, ignore_errors=True)

@@ -9,11 +9,12 @@ class Impl:
     module_path: str  # in the guest
     module_name: str  # for rmmod
     description: str
+    stats_file: str | None  # per-netns counters, if the implementation has them
 
 
 IMPLS = {
     "module": Impl("module", "/lib/modules/ila_ref.ko", "ila_ref",
-                   "ours: kernel/ila, module ila_ref"),
+                   "ours: kernel/ila, module ila_ref", "/proc/net/ila_ref_stats"),
 }
 
 

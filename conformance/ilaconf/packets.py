@@ -2,17 +2,23 @@
 
 Expected bytes are always made by building the packet with the destination it
 should have and letting scapy compute the checksum in full; the kernel's
-incremental formula is never reused here.
+incremental formula is never reused. Where a case sends a deliberately wrong
+checksum, the expected checksum is the full recompute plus the same error
+(one's complement), so the error must be preserved exactly.
 """
 
 from scapy.layers.inet import TCP, UDP
-from scapy.layers.inet6 import IPv6, ICMPv6EchoRequest, ICMPv6EchoReply
+from scapy.layers.inet6 import (ICMPv6DestUnreach, ICMPv6EchoReply, ICMPv6EchoRequest,
+                                ICMPv6Unknown, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment,
+                                IPv6ExtHdrHopByHop, IPv6ExtHdrRouting)
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 
 from . import topology
 
 PROTO_NUMBERS = {"tcp": 6, "udp": 17, "icmpv6": 58}
+CSUM_OFFSET = {6: 16, 17: 6, 58: 2}  # of the checksum field in the transport header
+IPV6_MIN_MTU = 1280
 
 
 def proto_number(proto: object) -> int:
@@ -23,39 +29,172 @@ def proto_number(proto: object) -> int:
     return int(str(proto), 0)
 
 
-def payload(n: int) -> bytes:
-    """The payload pattern of lib/pkt.c: bytes 0, 1, 2, ... modulo 256."""
-    return bytes(i & 0xFF for i in range(n))
+def payload(spec: dict[str, object]) -> bytes:
+    """payload_hex, else the pattern of lib/pkt.c: bytes 0, 1, 2, ... modulo 256."""
+    if spec.get("payload_hex"):
+        return bytes.fromhex(str(spec["payload_hex"]))
+    return bytes(i & 0xFF for i in range(int(spec["payload_len"])))
 
 
-def build_l3(spec: dict[str, object], dst: str) -> Packet:
-    """The IPv6 packet of a case's [packet] table, with destination dst."""
-    proto = proto_number(spec["proto"])
-    ip = IPv6(src=str(spec["src"]), dst=dst, hlim=int(spec["hlim"]), tc=int(spec["tc"]),
-              fl=int(spec["flow"]), nh=proto)
-    csum = None if spec["csum"] == "auto" else int(str(spec["csum"]), 0)
-    data = Raw(payload(int(spec["payload_len"])))
+def ext_headers(text: str) -> list[Packet]:
+    """ext=hbh,dst,rt0/SEGLEFT/ADDR[/ADDR],frag/OFFSET/M/ID, as lib/pkt.c reads it."""
+    out: list[Packet] = []
+    for item in filter(None, text.split(",")):
+        kind, *args = item.split("/")
+        if kind == "hbh" and not args:
+            out.append(IPv6ExtHdrHopByHop())
+        elif kind == "dst" and not args:
+            out.append(IPv6ExtHdrDestOpt())
+        elif kind == "rt0" and len(args) >= 2:
+            out.append(IPv6ExtHdrRouting(type=0, segleft=int(args[0]), addresses=args[1:]))
+        elif kind == "frag" and len(args) == 3:
+            out.append(IPv6ExtHdrFragment(offset=int(args[0]), m=int(args[1]), id=int(args[2])))
+        else:
+            raise ValueError(f"bad extension header {item!r}")
+    return out
+
+
+def l4_layer(spec: dict[str, object], proto: int, csum: int | None) -> Packet | None:
+    """The transport header of the spec; None for protocols built as payload only."""
     if proto == 6:
-        l4: Packet = TCP(sport=int(spec["sport"]), dport=int(spec["dport"]), seq=int(spec["seq"]),
-                         ack=int(spec["ack"]), flags=str(spec["flags"]), window=int(spec["window"]),
-                         urgptr=int(spec["urgptr"]), dataofs=5, chksum=csum)
-    elif proto == 17:
-        l4 = UDP(sport=int(spec["sport"]), dport=int(spec["dport"]), chksum=csum)
-    elif proto == 58:
-        kind = {128: ICMPv6EchoRequest, 129: ICMPv6EchoReply}.get(int(spec["type"]))
-        if kind is None:
-            raise ValueError(f"icmpv6 type {spec['type']} is not an echo type the builder knows")
-        l4 = kind(code=int(spec["code"]), id=int(spec["id"]), seq=int(spec["icmp_seq"]), cksum=csum)
+        return TCP(sport=int(spec["sport"]), dport=int(spec["dport"]), seq=int(spec["seq"]),
+                   ack=int(spec["ack"]), flags=str(spec["flags"]), window=int(spec["window"]),
+                   urgptr=int(spec["urgptr"]), dataofs=5, chksum=csum)
+    if proto == 17:
+        return UDP(sport=int(spec["sport"]), dport=int(spec["dport"]), chksum=csum)
+    if proto == 58:
+        t, code, ident, seq = (int(spec[k]) for k in ("type", "code", "id", "icmp_seq"))
+        if t in (128, 129):
+            kind = ICMPv6EchoRequest if t == 128 else ICMPv6EchoReply
+            return kind(code=code, id=ident, seq=seq, cksum=csum)
+        # Other types: type, code, checksum, then the 4 bytes lib/pkt.c fills with id, seq.
+        return ICMPv6Unknown(type=t, code=code, cksum=csum,
+                             msgbody=ident.to_bytes(2, "big") + seq.to_bytes(2, "big"))
+    return None
+
+
+def _build(spec: dict[str, object], dst: str, csum: int | None) -> bytes:
+    proto = proto_number(spec["proto"])
+    headers: list[Packet] = [IPv6(src=str(spec["src"]), dst=dst, hlim=int(spec["hlim"]),
+                                  tc=int(spec["tc"]), fl=int(spec["flow"]))]
+    headers += ext_headers(str(spec.get("ext", "")))
+    l4 = l4_layer(spec, proto, csum)
+    if l4 is None:  # an opaque payload: the last header must name its protocol
+        headers[-1].nh = proto
     else:
-        return ip / data
-    return ip / l4 / data
+        headers.append(l4)
+    pkt = headers[0]
+    for h in headers[1:]:
+        pkt = pkt / h
+    return _truncate(spec, bytes(pkt / Raw(payload(spec))))
 
 
-def frame_from_guest(l3: Packet) -> bytes:
-    """An IPv6 packet as the guest puts it on the wire to the host."""
-    return bytes(Ether(src=topology.GUEST_MAC, dst=topology.HOST_MAC) / l3)
+def _l4_offset(raw: bytes) -> tuple[int, int]:
+    """(offset, protocol) of the header after the IPv6 extension headers."""
+    nh, off = raw[6], 40
+    while nh in (0, 43, 44, 60):
+        nxt = raw[off]
+        off += 8 if nh == 44 else (raw[off + 1] + 1) * 8
+        nh = nxt
+    return off, nh
+
+
+def _truncate(spec: dict[str, object], raw: bytes) -> bytes:
+    """l4_len keeps only that many transport bytes; plen overrides the length field."""
+    if str(spec.get("l4_len", "auto")) != "auto":
+        off, _ = _l4_offset(raw)
+        raw = raw[:off + int(spec["l4_len"])]
+    plen = len(raw) - 40 if str(spec.get("plen", "auto")) == "auto" else int(spec["plen"])
+    return raw[:4] + plen.to_bytes(2, "big") + raw[6:]
+
+
+def _ones_add(a: int, b: int) -> int:
+    s = a + b
+    return (s & 0xFFFF) + (s >> 16)
+
+
+def correct_checksum(spec: dict[str, object], dst: str) -> int:
+    """The checksum a full recompute gives for the whole (untruncated) packet."""
+    full = {**spec, "l4_len": "auto", "plen": "auto"}
+    raw = _build(full, dst, None)
+    off, proto = _l4_offset(raw)
+    return int.from_bytes(raw[off + CSUM_OFFSET[proto]:off + CSUM_OFFSET[proto] + 2], "big")
+
+
+def expected_checksum(spec: dict[str, object], new_dst: str) -> int | None:
+    """The checksum field after translation to new_dst; None: a full recompute.
+
+    A UDP checksum of 0 means none and stays 0 (RFC 6935/6936, seed 005:171).
+    Otherwise the sent value's error against the correct checksum is carried
+    over to the correct checksum for new_dst, in the form a one's complement
+    adder yields (0x0000, not 0xffff), and UDP sends a 0 as 0xffff (RFC 768).
+    """
+    proto = proto_number(spec["proto"])
+    if spec["csum"] == "auto" or proto not in CSUM_OFFSET:
+        return None
+    sent = int(str(spec["csum"]), 0)
+    if proto == 17 and sent == 0:
+        return 0
+    error = _ones_add(sent, ~correct_checksum(spec, str(spec["dst"])) & 0xFFFF)
+    value = _ones_add(correct_checksum(spec, new_dst), error)
+    value = 0 if value == 0xFFFF else value
+    return 0xFFFF if proto == 17 and value == 0 else value
+
+
+def sent_packet(spec: dict[str, object]) -> bytes:
+    """The IPv6 packet exactly as the case sends it."""
+    csum = None if spec["csum"] == "auto" else int(str(spec["csum"]), 0)
+    return _build(spec, str(spec["dst"]), csum)
+
+
+def translated_packet(spec: dict[str, object], new_dst: str) -> bytes:
+    """The packet as it must leave an ILA translation to new_dst."""
+    return _build(spec, new_dst, expected_checksum(spec, new_dst))
+
+
+def ether(l3: bytes, src: str, dst: str) -> bytes:
+    return bytes(Ether(src=src, dst=dst, type=0x86DD)) + l3
+
+
+def from_guest(l3: bytes) -> bytes:
+    return ether(l3, topology.GUEST_MAC, topology.HOST_MAC)
+
+
+def from_host(l3: bytes) -> bytes:
+    return ether(l3, topology.HOST_MAC, topology.GUEST_MAC)
+
+
+def local_reply(spec: dict[str, object], delivered: bytes) -> bytes:
+    """What the guest's stack answers to a packet delivered to it (input path).
+
+    A TCP SYN to a closed port gets a RST/ACK, a UDP datagram an ICMPv6 port
+    unreachable quoting the packet as delivered (after translation), an echo
+    request an echo reply; each comes from the address the packet was
+    delivered to.
+    """
+    ip = IPv6(delivered)
+    me, peer = ip.dst, ip.src
+    proto = proto_number(spec["proto"])
+    out = IPv6(src=me, dst=peer, hlim=64)
+    if proto == 6:
+        syn = 1 if "S" in str(spec["flags"]) else 0
+        seg = len(payload(spec))
+        reply: Packet = out / TCP(sport=int(spec["dport"]), dport=int(spec["sport"]), seq=0,
+                                  ack=(int(spec["seq"]) + syn + seg) & 0xFFFFFFFF,
+                                  flags="RA", window=0, dataofs=5)
+    elif proto == 17:
+        quote = delivered[:IPV6_MIN_MTU - 48]
+        reply = out / ICMPv6DestUnreach(code=4) / Raw(quote)
+    elif proto == 58 and int(spec["type"]) == 128:
+        reply = out / ICMPv6EchoReply(id=int(spec["id"]), seq=int(spec["icmp_seq"])) \
+            / Raw(payload(spec))
+    else:
+        raise ValueError(f"no local reply is defined for protocol {proto} on the input path")
+    return from_guest(bytes(reply))
 
 
 def injector_args(spec: dict[str, object]) -> list[str]:
     """The same packet as ila-inject fields (lib/pkt.h names)."""
-    return [f"{k}={v}" for k, v in sorted(spec.items())]
+    def text(v: object) -> str:
+        return str(int(v)) if isinstance(v, bool) else str(v)
+    return [f"{k}={text(v)}" for k, v in sorted(spec.items()) if v != ""]

@@ -1,13 +1,19 @@
 """Run cases against implementations: one boot per implementation, all its cases in turn.
 
-For each case: install its routes with the guest's real iproute2, inject the
-packet, send an end-of-case marker, collect the case's frames, remove the
-routes, then judge the frames against the oracle and the golden capture.
+For each case: install its routes with the guest's real iproute2, send the
+packet (the guest's injector on the output path, the host otherwise), fence
+the capture, remove the routes, then judge the frames against the oracle and
+the golden capture.
 """
 
 from dataclasses import dataclass
-from ipaddress import IPv6Address
+from ipaddress import IPv4Address, IPv6Address
 from pathlib import Path
+
+from scapy.layers.inet import IP, UDP
+from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6, in6_chksum
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
 
 from . import compare, packets, pcapng, topology
 from .cases import Case
@@ -16,6 +22,7 @@ from .impls import Impl
 from .report import Reporter, Result
 
 INJECT = "/bin/ila-inject"
+ETH_IPV6, ETH_IPV4 = b"\x86\xdd", b"\x08\x00"
 
 
 @dataclass
@@ -38,39 +45,109 @@ def ip_argv(line: str) -> list[str]:
 
 
 def is_mark(seq: int):
+    """The guest's end-of-case datagram: UDP to the marker port, 'ila-mark N'."""
     want = f"ila-mark {seq}".encode()
 
     def check(frame: bytes) -> bool:
-        # Ethernet(14) + IPv6(40, next header UDP) + UDP(8, dport 9) + payload
-        return (frame[12:14] == b"\x86\xdd" and frame[20] == 17
+        return (frame[12:14] == ETH_IPV6 and frame[20] == 17
                 and int.from_bytes(frame[56:58], "big") == topology.MARK_PORT
                 and frame[62:] == want)
     return check
 
 
+def is_fence_reply(seq: int):
+    """The guest's echo reply to the host's end-of-case echo request."""
+    def check(frame: bytes) -> bool:
+        return (frame[12:14] == ETH_IPV6 and frame[20] == 58 and frame[54] == 129
+                and int.from_bytes(frame[58:60], "big") == topology.FENCE_ECHO_ID
+                and int.from_bytes(frame[60:62], "big") == seq)
+    return check
+
+
+def fence_request(seq: int) -> bytes:
+    return packets.from_host(bytes(IPv6(src=topology.HOST_ADDR, dst=topology.GUEST_ADDR)
+                                   / ICMPv6EchoRequest(id=topology.FENCE_ECHO_ID, seq=seq)))
+
+
 def in_flow(case: Case, frame: bytes) -> bool:
-    """The case's own frames: IPv6 whose destination identifier is the packet's."""
-    if frame[12:14] != b"\x86\xdd" or len(frame) < 54:
+    """The case's own frames, told from the guest's ND/MLD noise and the fences."""
+    if case.send == "udp4":
+        dst4 = IPv4Address(str(case.packet["dst4"])).packed
+        return frame[12:14] == ETH_IPV4 and frame[30:34] == dst4
+    if frame[12:14] != ETH_IPV6 or len(frame) < 54:
         return False
     iid = IPv6Address(str(case.packet["dst"])).packed[8:]
-    return frame[46:54] == iid
+    # A local reply comes from the address the packet was delivered to.
+    return (frame[30:38] if case.path == "input" else frame[46:54]) == iid
 
 
-def expected_frames(case: Case) -> list[bytes]:
-    dst = case.expect_dst if case.outcome == "translated" else str(case.packet["dst"])
-    return [packets.frame_from_guest(packets.build_l3(case.packet, str(dst)))]
+def oracle_spec(case: Case) -> dict[str, object]:
+    """The packet the guest's kernel builds for a socket send, as raw fields."""
+    spec = dict(case.packet)
+    if case.send == "udp":
+        spec.update(csum="0" if spec.get("no_check6_tx") else "auto")
+    return spec
+
+
+def frame_on(nic: str, l3: bytes) -> bytes:
+    n = topology.NICS[topology.nic_index(nic)]
+    return packets.ether(l3, n.guest_mac, n.host_mac)
+
+
+def expected_frames(case: Case) -> list[bytes] | None:
+    """The oracle's frames, or None where only validity can be judged (send = tcp)."""
+    if case.outcome == "dropped":
+        return []
+    if case.send == "tcp":
+        return None
+    if case.send == "udp4":
+        p = case.packet
+        l3 = bytes(IP(src=topology.GUEST_ADDR4, dst=str(p["dst4"]), id=0, flags="DF", ttl=64)
+                   / UDP(sport=int(p["sport"]), dport=int(p["dport"]))
+                   / Raw(packets.payload(p)))
+        return [packets.ether(l3, topology.GUEST_MAC, topology.HOST_MAC)[:12] + ETH_IPV4 + l3]
+    spec = oracle_spec(case)
+    l3 = (packets.translated_packet(spec, str(case.expect_dst)) if case.outcome == "translated"
+          else packets.sent_packet(spec))
+    if case.path == "input":
+        return [packets.local_reply(spec, l3)]
+    if case.path == "forward":
+        l3 = l3[:7] + bytes([l3[7] - 1]) + l3[8:]  # the hop limit a router decrements
+    return [frame_on(case.nic, l3)]
+
+
+def check_valid(case: Case, frames: list[bytes]) -> tuple[str, list[str]] | None:
+    """For kernel-built TCP: every frame translated, its checksum a full recompute's."""
+    if not frames:
+        return "no frame of the flow was captured", []
+    want = IPv6Address(str(case.expect_dst))
+    for i, f in enumerate(frames):
+        ip = Ether(f)[IPv6]
+        if IPv6Address(ip.dst) != want:
+            return f"frame {i}: ipv6.dst {ip.dst}, expected {want}", []
+        l4 = bytes(ip.payload)
+        if in6_chksum(ip.nh, ip, l4) != 0:  # a correct checksum sums to zero
+            fixed = in6_chksum(ip.nh, ip, l4[:16] + b"\0\0" + l4[18:])
+            return (f"frame {i}: tcp.checksum 0x{int.from_bytes(l4[16:18], 'big'):04x} is wrong, "
+                    f"a full recompute gives 0x{fixed:04x}", [])
+    return None
 
 
 def judge(case: Case, frames: list[bytes], paths: Paths, bless: bool) -> tuple[str, str, list[str]]:
     """(status, detail, diagnostics) from the oracle and the golden capture."""
     expected = expected_frames(case)
-    if len(frames) != len(expected):
-        diag = [f"frame {i}: {bytes(f).hex()}" for i, f in enumerate(frames)]
-        return "fail", (f"expected {len(expected)} frame(s) of the flow, captured {len(frames)}"), diag
-    for i, (exp, got) in enumerate(zip(expected, frames)):
-        lines = compare.diff(exp, got)
-        if lines:
-            return "fail", f"frame {i} differs from the oracle (scapy, full checksum recompute)", lines
+    if expected is None:
+        bad = check_valid(case, frames)
+        if bad:
+            return "fail", bad[0], bad[1]
+    elif len(frames) != len(expected):
+        diag = [f"captured frame {i}: {f.hex()}" for i, f in enumerate(frames)]
+        return "fail", f"expected {len(expected)} frame(s) of the flow, captured {len(frames)}", diag
+    else:
+        for i, (exp, got) in enumerate(zip(expected, frames)):
+            lines = compare.diff(exp, got)
+            if lines:
+                return "fail", f"frame {i} differs from the oracle (scapy, full checksum recompute)", lines
     golden = golden_file(paths, case)
     if bless:
         comment = (f"{case.id} [{', '.join(case.requirements)}]: {case.verifies}"
@@ -95,47 +172,79 @@ class Session:
 
     def __init__(self, guest: Guest, impl: Impl, paths: Paths) -> None:
         self.guest, self.impl, self.paths = guest, impl, paths
-        self.mark = 0
+        self.fence = 0
 
-    def must(self, verb: str, args: list[str]) -> None:
+    def must(self, verb: str, args: list[str]) -> list[str]:
         reply = self.guest.run(verb, args)
         if reply.rc != 0:
             raise GuestError(f"'{verb} {' '.join(args)}' failed ({reply.rc}): " + " | ".join(reply.out))
+        return reply.out
 
     def setup(self) -> None:
         for verb, args in topology.setup_steps():
             self.must(verb, args)
         self.must("insmod", [self.impl.module_path])
 
+    def stats(self) -> dict[str, int]:
+        if not self.impl.stats_file:
+            return {}
+        return {k: int(v) for k, v in (line.split() for line in self.must("cat", [self.impl.stats_file]))}
+
     def leftover_ila_routes(self) -> list[str]:
-        reply = self.guest.run("exec", [topology.IP, "-6", "route", "show", "table", "all"])
-        return [line for line in reply.out if "encap ila" in line]
+        out = []
+        for family in ("-6", "-4"):
+            reply = self.guest.run("exec", [topology.IP, family, "route", "show", "table", "all"])
+            out += [line for line in reply.out if "encap ila" in line]
+        return out
+
+    def send(self, case: Case) -> tuple[int, list[str], list[bytes]]:
+        """Send the case's packet; (injector rc, its output, the flow's frames)."""
+        self.fence += 1
+        rc, out = 0, []
+        if case.path == "output":
+            reply = self.guest.run("exec", [INJECT, case.send, *packets.injector_args(case.packet)])
+            rc, out = reply.rc, reply.out
+            self.must("exec", [INJECT, "mark", f"dst={topology.HOST_ADDR}", f"seq={self.fence}"])
+            per_nic = self.guest.frames_until(is_mark(self.fence))
+        else:
+            self.guest.send_frame(packets.from_host(packets.sent_packet(case.packet)))
+            self.guest.send_frame(fence_request(self.fence))
+            per_nic = self.guest.frames_until(is_fence_reply(self.fence))
+        return rc, out, [f for frames in per_nic for f in frames if in_flow(case, f)]
 
     def run_case(self, case: Case, bless: bool) -> Result:
-        diag: list[str] = []
-
-        def fail(detail: str) -> Result:
-            return Result(case.id, self.impl.name, "fail", detail, case.requirements, diag)
+        def result(status: str, detail: str, diag: list[str] | None = None) -> Result:
+            return Result(case.id, self.impl.name, status, detail, case.requirements, diag or [])
 
         for line in case.routes:
             reply = self.guest.run("exec", ip_argv(line))
             if reply.rc != 0:
                 self.teardown(case)
-                return fail(f"route set-up failed ({reply.rc}): {line}: {' | '.join(reply.out)}")
-        args = packets.injector_args(case.packet)
-        reply = self.guest.run("exec", [INJECT, "raw", *args])
-        self.mark += 1
-        self.must("exec", [INJECT, "mark", f"dst={topology.HOST_ADDR}", f"seq={self.mark}"])
-        frames = [f for f in self.guest.frames_until(is_mark(self.mark)) if in_flow(case, f)]
+                return result("fail", f"route set-up failed ({reply.rc}): {line}: {' | '.join(reply.out)}")
+        before = self.stats() if case.stats else {}
+        rc, out, frames = self.send(case)
+        after = self.stats() if case.stats else {}
         left = self.teardown(case)
-        out = self.paths.out / "pcaps" / self.impl.name / f"{case.id}.pcapng"
-        pcapng.write(out, frames, [f"{case.id} as captured from {self.impl.name}"] * len(frames))
-        if reply.rc != 0:
-            return fail(f"injector failed ({reply.rc}): {' | '.join(reply.out)}")
+        capture = self.paths.out / "pcaps" / self.impl.name / f"{case.id}.pcapng"
+        pcapng.write(capture, frames, [f"{case.id} as captured from {self.impl.name}"] * len(frames))
         if left:
-            return fail(f"ILA routes left after the teardown: {left}")
-        status, detail, diag = judge(case, frames, self.paths, bless)
-        return Result(case.id, self.impl.name, status, detail, case.requirements, diag)
+            return result("fail", f"ILA routes left after the teardown: {left}")
+        if case.inject_error is not None:
+            if rc == 0 or not any(case.inject_error in line for line in out):
+                return result("fail", f"expected the send to fail with '{case.inject_error}', "
+                              f"it returned {rc}: {' | '.join(out) or '(no output)'}")
+        elif rc != 0:
+            return result("fail", f"injector failed ({rc}): {' | '.join(out)}")
+        if case.stats and self.impl.stats_file:
+            deltas = {k: after.get(k, 0) - before.get(k, 0) for k in after}
+            want = {k: case.stats.get(k, 0) for k in deltas}
+            unknown = set(case.stats) - set(deltas)
+            if unknown or deltas != want:
+                lines = [f"{k:<28} expected +{want[k]:<4} observed +{deltas[k]}"
+                         + ("" if want[k] == deltas[k] else "  <>") for k in sorted(deltas)]
+                return result("fail", f"{self.impl.stats_file} counters differ"
+                              + (f" (unknown: {sorted(unknown)})" if unknown else ""), lines)
+        return result(*judge(case, frames, self.paths, bless))
 
     def teardown(self, case: Case) -> list[str]:
         for line in case.teardown:
@@ -147,11 +256,10 @@ def run_impl(impl: Impl, cases: list[Case], paths: Paths, reporter: Reporter, ac
              bless: bool) -> None:
     """Boot once for impl and run every case; a dead guest fails what is left, loudly."""
     log = paths.out / "logs" / f"serial-{impl.name}.log"
-    dump = paths.out / "pcaps" / impl.name / "all-frames.pcap"
     done = 0
     guest = None
     try:
-        guest = Guest(paths.kernel, paths.initrd, log, dump, accel)
+        guest = Guest(paths.kernel, paths.initrd, log, paths.out / "pcaps" / impl.name, accel)
         session = Session(guest, impl, paths)
         session.setup()
         for case in cases:
