@@ -245,6 +245,8 @@ static int send_tcp(const struct pkt_spec *spec)
 		.sin6_addr = spec->dst,
 	};
 	struct linger rst = { .l_onoff = 1, .l_linger = 0 };
+	struct tcp_repair_window win;
+	socklen_t winlen = sizeof(win);
 	int fd = socket(AF_INET6, SOCK_STREAM, 0);
 
 	if (fd < 0)
@@ -261,6 +263,12 @@ static int send_tcp(const struct pkt_spec *spec)
 		return fail("bind", fd);
 	if (connect(fd, (struct sockaddr *)&to, sizeof(to)))
 		return fail("connect (repair mode)", fd);
+	/* The peer never advertised a window: give it one, or nothing is sent. */
+	if (getsockopt(fd, IPPROTO_TCP, TCP_REPAIR_WINDOW, &win, &winlen))
+		return fail("TCP_REPAIR_WINDOW get", fd);
+	win.snd_wnd = win.max_window = 65535;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_REPAIR_WINDOW, &win, sizeof(win)))
+		return fail("TCP_REPAIR_WINDOW", fd);
 	if (tcp_set(fd, TCP_REPAIR, 0, "TCP_REPAIR off") ||
 	    tcp_set(fd, TCP_NODELAY, 1, "TCP_NODELAY")) {
 		close(fd);

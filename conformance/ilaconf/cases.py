@@ -53,7 +53,7 @@ class Case:
     expect_dst: str | None
     look: str
     inject_error: str | None
-    stats: dict[str, int]
+    stats: dict[str, int] | None  # ila_ref counter deltas; {}: all must stay
     teardown: list[str] = field(default_factory=list)
 
     @property
@@ -142,8 +142,8 @@ def load(file: Path, root: Path) -> Case:
     bad = set(expect) - {"outcome", "dst", "inject_error", "ila_ref_stats"}
     if bad:
         raise CaseError(f"{file}: unknown expect keys {sorted(bad)}")
-    stats = expect.get("ila_ref_stats", {})
-    if not isinstance(stats, dict) or not all(isinstance(v, int) for v in stats.values()):
+    stats = expect.get("ila_ref_stats")
+    if stats is not None and not isinstance(stats, dict) or not all(isinstance(v, int) for v in (stats or {}).values()):
         raise CaseError(f"{file}: expect.ila_ref_stats must map counter names to integers")
     routes = [fill(r) for r in need("routes", list)]
     teardown = [fill(t) for t in data.get("teardown", [])] or [default_teardown(r) for r in routes]
@@ -154,7 +154,7 @@ def load(file: Path, root: Path) -> Case:
         id=cid, file=file, verifies=str(need("verifies", str)), requirements=[str(r) for r in reqs],
         path=path, send=send, nic=nic, routes=routes, teardown=teardown, packet=packet,
         outcome=outcome, expect_dst=expect.get("dst"), look=str(data.get("look", "")),
-        inject_error=expect.get("inject_error"), stats=dict(stats),
+        inject_error=expect.get("inject_error"), stats=stats,
     )
 
 

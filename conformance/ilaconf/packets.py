@@ -11,6 +11,8 @@ from scapy.layers.inet import TCP, UDP
 from scapy.layers.inet6 import (ICMPv6DestUnreach, ICMPv6EchoReply, ICMPv6EchoRequest,
                                 ICMPv6Unknown, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment,
                                 IPv6ExtHdrHopByHop, IPv6ExtHdrRouting)
+from socket import AF_INET6, inet_pton
+
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 
@@ -148,7 +150,14 @@ def sent_packet(spec: dict[str, object]) -> bytes:
 
 
 def translated_packet(spec: dict[str, object], new_dst: str) -> bytes:
-    """The packet as it must leave an ILA translation to new_dst."""
+    """The packet as it must leave an ILA translation to new_dst.
+
+    A non-first fragment carries no transport header (RFC 8200 4.5): only
+    its destination changes.
+    """
+    if any(e.haslayer(IPv6ExtHdrFragment) and e.offset for e in ext_headers(str(spec.get("ext", "")))):
+        sent = sent_packet(spec)
+        return sent[:24] + inet_pton(AF_INET6, new_dst) + sent[40:]
     return _build(spec, new_dst, expected_checksum(spec, new_dst))
 
 

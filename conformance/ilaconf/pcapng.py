@@ -14,6 +14,8 @@ def write(path: Path, frames: list[bytes], comments: list[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     writer = PcapNgWriter(str(path))
     try:
+        if not frames:  # a valid file with no packets: "nothing may come out"
+            writer._write_header(None)  # noqa: SLF001 (scapy has no public call)
         for i, (frame, comment) in enumerate(zip(frames, comments, strict=True)):
             pkt = Ether(frame)
             pkt.time = i
@@ -21,12 +23,8 @@ def write(path: Path, frames: list[bytes], comments: list[str]) -> None:
             writer.write(pkt)
     finally:
         writer.close()
-    if not frames:  # scapy writes nothing at all for an empty list
-        path.write_bytes(b"")
 
 
 def read(path: Path) -> list[bytes]:
-    if path.stat().st_size == 0:
-        return []
     with PcapNgReader(str(path)) as reader:
         return [bytes(p) for p in reader]

@@ -221,9 +221,9 @@ class Session:
             if reply.rc != 0:
                 self.teardown(case)
                 return result("fail", f"route set-up failed ({reply.rc}): {line}: {' | '.join(reply.out)}")
-        before = self.stats() if case.stats else {}
+        before = self.stats() if case.stats is not None else {}
         rc, out, frames = self.send(case)
-        after = self.stats() if case.stats else {}
+        after = self.stats() if case.stats is not None else {}
         left = self.teardown(case)
         capture = self.paths.out / "pcaps" / self.impl.name / f"{case.id}.pcapng"
         pcapng.write(capture, frames, [f"{case.id} as captured from {self.impl.name}"] * len(frames))
@@ -235,7 +235,7 @@ class Session:
                               f"it returned {rc}: {' | '.join(out) or '(no output)'}")
         elif rc != 0:
             return result("fail", f"injector failed ({rc}): {' | '.join(out)}")
-        if case.stats and self.impl.stats_file:
+        if case.stats is not None and self.impl.stats_file:
             deltas = {k: after.get(k, 0) - before.get(k, 0) for k in after}
             want = {k: case.stats.get(k, 0) for k in deltas}
             unknown = set(case.stats) - set(deltas)
