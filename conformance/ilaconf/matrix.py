@@ -15,15 +15,17 @@ BEGIN, END = "<!-- matrix:begin -->", "<!-- matrix:end -->"
 def render(results: list[dict]) -> str:
     impls = sorted({r["impl"] for r in results})
     reqs = sorted({q for r in results for q in r["requirements"]})
-    head = "| requirement | " + " | ".join(impls) + " |"
-    rows = [head, "|" + " --- |" * (len(impls) + 1)]
+    head = "| requirement | " + " | ".join(impls) + " | cases |"
+    rows = [head, "|" + " --- |" * (len(impls) + 2)]
     for q in reqs:
         cells = []
         for impl in impls:
             mine = [r for r in results if r["impl"] == impl and q in r["requirements"]]
             counts = {s: sum(r["status"] == s for r in mine) for s in ("pass", "xfail", "fail", "skip")}
             cells.append(" ".join(f"{n} {s}" for s, n in counts.items() if n) or "untested")
-        rows.append(f"| {q} | " + " | ".join(cells) + " |")
+        ids = sorted({r["case"] for r in results if q in r["requirements"]})
+        links = ", ".join(f"[{c}](conformance/cases/{c}.toml)" for c in ids)
+        rows.append(f"| {q} | " + " | ".join(cells) + f" | {links} |")
     cases = sorted({(r["impl"], r["case"], r["status"]) for r in results})
     rows += ["", "| implementation | case | status |", "| --- | --- | --- |"]
     rows += [f"| {i} | [{c}](conformance/cases/{c}.toml) | {s} |" for i, c, s in cases]
