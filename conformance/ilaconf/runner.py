@@ -12,7 +12,7 @@ from pathlib import Path
 
 from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6, in6_chksum
-from scapy.layers.l2 import Ether
+from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
 from . import compare, packets, pcapng, topology
@@ -22,7 +22,7 @@ from .impls import Impl
 from .report import Reporter, Result
 
 INJECT = "/bin/ila-inject"
-ETH_IPV6, ETH_IPV4 = b"\x86\xdd", b"\x08\x00"
+ETH_IPV6, ETH_IPV4, ETH_ARP = b"\x86\xdd", b"\x08\x00", b"\x08\x06"
 
 
 @dataclass
@@ -73,7 +73,8 @@ def in_flow(case: Case, frame: bytes) -> bool:
     """The case's own frames, told from the guest's ND/MLD noise and the fences."""
     if case.send == "udp4":
         dst4 = IPv4Address(str(case.packet["dst4"])).packed
-        return frame[12:14] == ETH_IPV4 and frame[30:34] == dst4
+        return ((frame[12:14] == ETH_IPV4 and frame[30:34] == dst4)
+                or (frame[12:14] == ETH_ARP and frame[38:42] == dst4))
     if frame[12:14] != ETH_IPV6 or len(frame) < 54:
         return False
     iid = IPv6Address(str(case.packet["dst"])).packed[8:]
@@ -100,6 +101,12 @@ def expected_frames(case: Case) -> list[bytes] | None:
         return []
     if case.send == "tcp":
         return None
+    if case.send == "udp4" and str(case.packet["dst4"]) != topology.HOST_ADDR4:
+        # Only the host is a static neighbour: any other next hop is
+        # resolved first, and the datagram waits for an answer that never comes.
+        arp = ARP(op=1, hwsrc=topology.GUEST_MAC, psrc=topology.GUEST_ADDR4,
+                  hwdst="00:00:00:00:00:00", pdst=str(case.packet["dst4"]))
+        return [bytes(Ether(src=topology.GUEST_MAC, dst="ff:ff:ff:ff:ff:ff") / arp)]
     if case.send == "udp4":
         p = case.packet
         l3 = bytes(IP(src=topology.GUEST_ADDR4, dst=str(p["dst4"]), id=0, flags="DF", ttl=64)
