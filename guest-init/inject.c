@@ -164,9 +164,23 @@ static void fill_payload(uint8_t *buf, size_t len)
 		buf[i] = (uint8_t)i;
 }
 
-static int send_udp(const struct pkt_spec *spec)
+/* Bind @fd to @from and send @len pattern bytes to @to; closes @fd. */
+static int bind_and_send(int fd, const struct sockaddr *from, socklen_t fromlen,
+			 const struct sockaddr *to, socklen_t tolen, size_t len)
 {
 	static uint8_t buf[PKT_MAX];
+
+	if (bind(fd, from, fromlen))
+		return fail("bind", fd);
+	fill_payload(buf, len);
+	if (sendto(fd, buf, len, 0, to, tolen) != (ssize_t)len)
+		return fail("sendto", fd);
+	close(fd);
+	return 0;
+}
+
+static int send_udp(const struct pkt_spec *spec)
+{
 	struct sockaddr_in6 from = {
 		.sin6_family = AF_INET6, .sin6_port = htons(spec->sport),
 		.sin6_addr = spec->src,
@@ -182,19 +196,13 @@ static int send_udp(const struct pkt_spec *spec)
 	if (no_check6_tx && setsockopt(fd, IPPROTO_UDP, UDP_NO_CHECK6_TX,
 				       &no_check6_tx, sizeof(no_check6_tx)))
 		return fail("UDP_NO_CHECK6_TX", fd);
-	if (bind(fd, (struct sockaddr *)&from, sizeof(from)))
-		return fail("bind", fd);
-	fill_payload(buf, spec->payload_len);
-	if (sendto(fd, buf, spec->payload_len, 0, (struct sockaddr *)&to,
-		   sizeof(to)) != (ssize_t)spec->payload_len)
-		return fail("sendto", fd);
-	close(fd);
-	return 0;
+	return bind_and_send(fd, (struct sockaddr *)&from, sizeof(from),
+			     (struct sockaddr *)&to, sizeof(to),
+			     spec->payload_len);
 }
 
 static int send_udp4(const struct pkt_spec *spec)
 {
-	static uint8_t buf[PKT_MAX];
 	struct sockaddr_in from = {
 		.sin_family = AF_INET, .sin_port = htons(spec->sport),
 	};
@@ -210,14 +218,9 @@ static int send_udp4(const struct pkt_spec *spec)
 	/* DF on an unconnected socket makes the kernel send IPv4 ID 0. */
 	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)))
 		return fail("IP_MTU_DISCOVER", fd);
-	if (bind(fd, (struct sockaddr *)&from, sizeof(from)))
-		return fail("bind", fd);
-	fill_payload(buf, spec->payload_len);
-	if (sendto(fd, buf, spec->payload_len, 0, (struct sockaddr *)&to,
-		   sizeof(to)) != (ssize_t)spec->payload_len)
-		return fail("sendto", fd);
-	close(fd);
-	return 0;
+	return bind_and_send(fd, (struct sockaddr *)&from, sizeof(from),
+			     (struct sockaddr *)&to, sizeof(to),
+			     spec->payload_len);
 }
 
 static int tcp_set(int fd, int opt, int val, const char *what)
