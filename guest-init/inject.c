@@ -82,6 +82,14 @@ static int parse_spec(int argc, char **argv, struct pkt_spec *spec)
 	return 0;
 }
 
+static int fail(const char *what, int fd)
+{
+	fprintf(stderr, "ila-inject: %s: %s\n", what, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return 1;
+}
+
 static int send_raw(const struct pkt_spec *spec)
 {
 	static uint8_t buf[PKT_MAX];
@@ -96,19 +104,35 @@ static int send_raw(const struct pkt_spec *spec)
 		return 2;
 	}
 	fd = socket(AF_INET6, SOCK_RAW, IPPROTO_RAW);
-	if (fd < 0) {
-		perror("ila-inject: socket(AF_INET6, SOCK_RAW, IPPROTO_RAW)");
-		return 1;
-	}
+	if (fd < 0)
+		return fail("socket(AF_INET6, SOCK_RAW, IPPROTO_RAW)", fd);
 	to.sin6_addr = spec->dst;
 	if (sendto(fd, buf, (size_t)len, 0, (struct sockaddr *)&to,
-		   sizeof(to)) != len) {
-		fprintf(stderr, "ila-inject: sendto: %s\n", strerror(errno));
-		close(fd);
-		return 1;
-	}
+		   sizeof(to)) != len)
+		return fail("sendto", fd);
 	close(fd);
 	printf("sent %ld bytes\n", len);
+	return 0;
+}
+
+static void fill_payload(uint8_t *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (uint8_t)i;
+}
+
+/* Bind @fd to @from and send @len bytes of @buf to @to; closes @fd. */
+static int bind_and_send(int fd, const struct sockaddr *from, socklen_t fromlen,
+			 const struct sockaddr *to, socklen_t tolen,
+			 const void *buf, size_t len)
+{
+	if (bind(fd, from, fromlen))
+		return fail("bind", fd);
+	if (sendto(fd, buf, len, 0, to, tolen) != (ssize_t)len)
+		return fail("sendto", fd);
+	close(fd);
 	return 0;
 }
 
@@ -129,55 +153,13 @@ static int send_mark(const struct pkt_spec *spec)
 
 	len = snprintf(msg, sizeof(msg), "ila-mark %u", spec->seq);
 	fd = socket(AF_INET6, SOCK_DGRAM, 0);
-	if (fd < 0) {
-		perror("ila-inject: socket(AF_INET6, SOCK_DGRAM)");
-		return 1;
-	}
-	if (bind(fd, (struct sockaddr *)&from, sizeof(from))) {
-		perror("ila-inject: bind to the marker port");
-		close(fd);
-		return 1;
-	}
-	if (sendto(fd, msg, (size_t)len, 0, (struct sockaddr *)&to,
-		   sizeof(to)) != len) {
-		fprintf(stderr, "ila-inject: mark: %s\n", strerror(errno));
-		close(fd);
-		return 1;
-	}
-	close(fd);
-	return 0;
+	if (fd < 0)
+		return fail("socket(AF_INET6, SOCK_DGRAM)", fd);
+	return bind_and_send(fd, (struct sockaddr *)&from, sizeof(from),
+			     (struct sockaddr *)&to, sizeof(to), msg, (size_t)len);
 }
 
-static int fail(const char *what, int fd)
-{
-	fprintf(stderr, "ila-inject: %s: %s\n", what, strerror(errno));
-	if (fd >= 0)
-		close(fd);
-	return 1;
-}
-
-static void fill_payload(uint8_t *buf, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		buf[i] = (uint8_t)i;
-}
-
-/* Bind @fd to @from and send @len pattern bytes to @to; closes @fd. */
-static int bind_and_send(int fd, const struct sockaddr *from, socklen_t fromlen,
-			 const struct sockaddr *to, socklen_t tolen, size_t len)
-{
-	static uint8_t buf[PKT_MAX];
-
-	if (bind(fd, from, fromlen))
-		return fail("bind", fd);
-	fill_payload(buf, len);
-	if (sendto(fd, buf, len, 0, to, tolen) != (ssize_t)len)
-		return fail("sendto", fd);
-	close(fd);
-	return 0;
-}
+static uint8_t payload[PKT_MAX];
 
 static int send_udp(const struct pkt_spec *spec)
 {
@@ -196,8 +178,9 @@ static int send_udp(const struct pkt_spec *spec)
 	if (no_check6_tx && setsockopt(fd, IPPROTO_UDP, UDP_NO_CHECK6_TX,
 				       &no_check6_tx, sizeof(no_check6_tx)))
 		return fail("UDP_NO_CHECK6_TX", fd);
+	fill_payload(payload, spec->payload_len);
 	return bind_and_send(fd, (struct sockaddr *)&from, sizeof(from),
-			     (struct sockaddr *)&to, sizeof(to),
+			     (struct sockaddr *)&to, sizeof(to), payload,
 			     spec->payload_len);
 }
 
@@ -218,8 +201,9 @@ static int send_udp4(const struct pkt_spec *spec)
 	/* DF on an unconnected socket makes the kernel send IPv4 ID 0. */
 	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)))
 		return fail("IP_MTU_DISCOVER", fd);
+	fill_payload(payload, spec->payload_len);
 	return bind_and_send(fd, (struct sockaddr *)&from, sizeof(from),
-			     (struct sockaddr *)&to, sizeof(to),
+			     (struct sockaddr *)&to, sizeof(to), payload,
 			     spec->payload_len);
 }
 
@@ -238,7 +222,6 @@ static int tcp_set(int fd, int opt, int val, const char *what)
  */
 static int send_tcp(const struct pkt_spec *spec)
 {
-	static uint8_t buf[PKT_MAX];
 	struct sockaddr_in6 from = {
 		.sin6_family = AF_INET6, .sin6_port = htons(spec->sport),
 		.sin6_addr = spec->src,
@@ -277,9 +260,9 @@ static int send_tcp(const struct pkt_spec *spec)
 		close(fd);
 		return 1;
 	}
-	fill_payload(buf, spec->payload_len);
+	fill_payload(payload, spec->payload_len);
 	if (spec->payload_len &&
-	    send(fd, buf, spec->payload_len, 0) != (ssize_t)spec->payload_len)
+	    send(fd, payload, spec->payload_len, 0) != (ssize_t)spec->payload_len)
 		return fail("send", fd);
 	if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &rst, sizeof(rst)))
 		return fail("SO_LINGER", fd);
