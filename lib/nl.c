@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Minimal rtnetlink requests and acks (see nl.h). */
+#include <string.h>
+
+#include "nl.h"
+
+void nl_msg_init(struct nl_msg *m, uint16_t type, uint16_t flags,
+		 uint32_t seq)
+{
+	memset(m, 0, sizeof(*m));
+	m->hdr.nlmsg_len = NLMSG_HDRLEN;
+	m->hdr.nlmsg_type = type;
+	m->hdr.nlmsg_flags = flags;
+	m->hdr.nlmsg_seq = seq;
+}
+
+static void *nl_msg_reserve(struct nl_msg *m, size_t len)
+{
+	size_t at = NLMSG_ALIGN(m->hdr.nlmsg_len);
+
+	if (at + NLMSG_ALIGN(len) > sizeof(m->buf))
+		return NULL;
+	m->hdr.nlmsg_len = (uint32_t)(at + NLMSG_ALIGN(len));
+	return m->buf + at;
+}
+
+void *nl_msg_put(struct nl_msg *m, const void *data, size_t len)
+{
+	void *p = nl_msg_reserve(m, len);
+
+	if (p && len)
+		memcpy(p, data, len);
+	return p;
+}
+
+struct nlattr *nl_attr_put(struct nl_msg *m, uint16_t type, const void *data,
+			   size_t len)
+{
+	struct nlattr *a = nl_msg_reserve(m, NLA_HDRLEN + len);
+
+	if (!a)
+		return NULL;
+	a->nla_type = type;
+	a->nla_len = (uint16_t)(NLA_HDRLEN + len);
+	if (len)
+		memcpy((unsigned char *)a + NLA_HDRLEN, data, len);
+	return a;
+}
+
+struct nlattr *nl_nest_start(struct nl_msg *m, uint16_t type)
+{
+	return nl_attr_put(m, type, NULL, 0);
+}
+
+void nl_nest_end(struct nl_msg *m, struct nlattr *nest)
+{
+	nest->nla_len = (uint16_t)(m->buf + m->hdr.nlmsg_len -
+				   (unsigned char *)nest);
+}
+
+int nl_attrs_valid(const void *attrs, size_t len)
+{
+	const unsigned char *p = attrs;
+
+	while (len > 0) {
+		const struct nlattr *a = (const void *)p;
+		size_t step;
+
+		if (len < NLA_HDRLEN || a->nla_len < NLA_HDRLEN ||
+		    a->nla_len > len)
+			return -1;
+		step = NLA_ALIGN(a->nla_len);
+		if (step > len)	/* the last attribute may omit its padding */
+			step = len;
+		p += step;
+		len -= step;
+	}
+	return 0;
+}
+
+const struct nlattr *nl_attr_find(const void *attrs, size_t len,
+				  uint16_t type)
+{
+	const unsigned char *p = attrs;
+
+	if (nl_attrs_valid(attrs, len))
+		return NULL;
+	while (len >= NLA_HDRLEN) {
+		const struct nlattr *a = (const void *)p;
+		size_t step = NLA_ALIGN(a->nla_len);
+
+		if ((a->nla_type & NLA_TYPE_MASK) == type)
+			return a;
+		if (step >= len)
+			break;
+		p += step;
+		len -= step;
+	}
+	return NULL;
+}
+
+static void copy_extack(const struct nlmsghdr *h, const struct nlmsgerr *e,
+			char *extack, size_t extack_len)
+{
+	size_t off = NLMSG_HDRLEN + sizeof(*e);
+	const struct nlattr *msg;
+
+	if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	if (!(h->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
+	if (off > h->nlmsg_len)
+		return;
+	msg = nl_attr_find((const unsigned char *)h + off,
+			   h->nlmsg_len - off, NLMSGERR_ATTR_MSG);
+	if (msg && extack_len) {
+		size_t n = nl_attr_len(msg);
+
+		if (n >= extack_len)
+			n = extack_len - 1;
+		memcpy(extack, nl_attr_data(msg), n);
+		extack[n] = '\0';
+		extack[strnlen(extack, n)] = '\0';
+	}
+}
+
+int nl_parse_ack(const void *buf, size_t len, uint32_t seq, int *err,
+		 char *extack, size_t extack_len)
+{
+	const unsigned char *p = buf;
+
+	if (extack_len)
+		extack[0] = '\0';
+	while (len >= NLMSG_HDRLEN) {
+		const struct nlmsghdr *h = (const void *)p;
+		const struct nlmsgerr *e = NLMSG_DATA(h);
+
+		if (h->nlmsg_len < NLMSG_HDRLEN || h->nlmsg_len > len)
+			return -1;
+		if (h->nlmsg_type == NLMSG_ERROR && h->nlmsg_seq == seq) {
+			if (h->nlmsg_len < NLMSG_HDRLEN + sizeof(*e))
+				return -1;
+			*err = e->error;
+			copy_extack(h, e, extack, extack_len);
+			return 1;
+		}
+		if (NLMSG_ALIGN(h->nlmsg_len) >= len)
+			break;
+		len -= NLMSG_ALIGN(h->nlmsg_len);
+		p += NLMSG_ALIGN(h->nlmsg_len);
+	}
+	return 0;
+}

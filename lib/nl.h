@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Minimal rtnetlink: build a request attribute by attribute (so a test can
+ * send what iproute2 never would), read the kernel's ack with its extack
+ * message, and check that a received message is well formed.
+ */
+#ifndef ILA_LIB_NL_H
+#define ILA_LIB_NL_H
+
+#include <linux/netlink.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define NL_MSG_MAX 4096
+
+struct nl_msg {
+	union {
+		struct nlmsghdr hdr;
+		unsigned char buf[NL_MSG_MAX];
+	};
+};
+
+/* A request header; the length grows as parts are appended. */
+void nl_msg_init(struct nl_msg *m, uint16_t type, uint16_t flags,
+		 uint32_t seq);
+
+/* Append @len bytes (a family header such as struct rtmsg), 4-aligned. */
+void *nl_msg_put(struct nl_msg *m, const void *data, size_t len);
+
+/* Append one attribute; NULL when the message is full. */
+struct nlattr *nl_attr_put(struct nl_msg *m, uint16_t type, const void *data,
+			   size_t len);
+
+/* Open a nested attribute; nl_nest_end() sets its length. */
+struct nlattr *nl_nest_start(struct nl_msg *m, uint16_t type);
+void nl_nest_end(struct nl_msg *m, struct nlattr *nest);
+
+/*
+ * The ack for @seq in a received buffer: 1 and *err (0 or a negative errno)
+ * and the extack message (empty if none) when found, 0 when not, -1 when
+ * the buffer is malformed.
+ */
+int nl_parse_ack(const void *buf, size_t len, uint32_t seq, int *err,
+		 char *extack, size_t extack_len);
+
+/*
+ * 0 when @len bytes starting at @attrs are a sequence of attributes that
+ * each fit, with every length at least the header's and the padding to the
+ * next 4 bytes inside the buffer; -1 otherwise.
+ */
+int nl_attrs_valid(const void *attrs, size_t len);
+
+/* The first attribute of @type in a sequence, or NULL. */
+const struct nlattr *nl_attr_find(const void *attrs, size_t len,
+				  uint16_t type);
+
+static inline const void *nl_attr_data(const struct nlattr *a)
+{
+	return (const unsigned char *)a + NLA_HDRLEN;
+}
+
+static inline size_t nl_attr_len(const struct nlattr *a)
+{
+	return a->nla_len - NLA_HDRLEN;
+}
+
+#endif
