@@ -16,7 +16,7 @@ KBUILD     := kernel/build-kernel.sh
 KDIR        = $(shell $(KBUILD) --dir)
 CFLAGS_GUEST := -static -O2 -Wall -Wextra -Werror -std=gnu11
 CFLAGS_HOST  := -O2 -g -Wall -Wextra -Werror -std=gnu11 -fsanitize=address,undefined
-LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c
+LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c
 LIB_HDR    := $(LIB_SRC:.c=.h)
 RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 
@@ -45,11 +45,15 @@ $(OUT)/guest/ila-inject: guest-init/inject.c $(LIB_SRC) $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/inject.c $(LIB_SRC)
 
-guest: deps $(OUT)/guest/init $(OUT)/guest/ila-inject
+$(OUT)/guest/ila-nl: guest-init/ila-nl.c $(LIB_SRC) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/ila-nl.c $(LIB_SRC)
+
+guest: deps $(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl
 
 initramfs: module guest
 	@guest-init/mkinitramfs.sh $(OUT)/initramfs.cpio.gz $(KDIR)/usr/gen_init_cpio \
-		$(OUT)/guest/init $(OUT)/guest/ila-inject \
+		$(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl \
 		$(OUT)/build/ila_ref/ila_ref.ko $(KDIR)/net/ipv6/ila/ila.ko
 
 $(OUT)/lib-tests: lib/tests/test_lib.c $(LIB_SRC) $(LIB_HDR)

@@ -9,7 +9,8 @@
  * captured, so kernel messages on the console (ttyS0) can never fake a pass.
  *
  * Protocol, one line each way, fields separated by single spaces:
- *   host:  ID VERB ARG...      VERB is exec, insmod, rmmod, write, cat, reboot
+ *   host:  ID VERB ARG...      VERB is exec, insmod, rmmod, write, cat,
+ *                              dmesg (read and clear the kernel log), reboot
  *   guest: ID out TEXT         zero or more lines of output
  *          ID rc N             last line: 0 on success
  *   guest: 0 ready RELEASE     once, when the agent starts
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
@@ -235,6 +237,27 @@ static void cmd_cat(const char *id, char **argv)
 	reply_rc(id, 0);
 }
 
+/* The kernel log since the last dmesg, without the "<level>" prefixes. */
+static void cmd_dmesg(const char *id)
+{
+	static char buf[1 << 17];
+	char *line, *save;
+	int n = klogctl(4 /* SYSLOG_ACTION_READ_CLEAR */, buf, sizeof(buf) - 1);
+
+	if (n < 0) {
+		reply_errno(id, "klogctl", errno);
+		return;
+	}
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (line[0] == '<' && strchr(line, '>'))
+			line = strchr(line, '>') + 1;
+		reply_out(id, line);
+	}
+	reply_rc(id, 0);
+}
+
 static int split(char *line, char **argv, int max)
 {
 	int n = 0;
@@ -276,6 +299,8 @@ static void serve(void)
 			cmd_write(argv[0], argv + 2);
 		else if (!strcmp(argv[1], "cat"))
 			cmd_cat(argv[0], argv + 2);
+		else if (!strcmp(argv[1], "dmesg"))
+			cmd_dmesg(argv[0]);
 		else if (!strcmp(argv[1], "reboot"))
 			return;
 		else

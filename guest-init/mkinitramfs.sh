@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Write the guest's initramfs: our init and injector, the modules under test,
+# Write the guest's initramfs: our init, injector and netlink tool, the modules under test,
 # and the host's real iproute2 `ip` with the shared libraries it needs.
 #
-#   mkinitramfs.sh OUTPUT GEN_INIT_CPIO INIT INJECT MODULE.ko...
+#   mkinitramfs.sh OUTPUT GEN_INIT_CPIO INIT INJECT ILA_NL MODULE.ko...
 #
 # The cpio list is sorted and timestamped 0, so the same inputs give the
 # same archive.
 set -euo pipefail
 
-out=$1 gen=$2 init=$3 inject=$4
-shift 4
+out=$1 gen=$2 init=$3 inject=$4 ila_nl=$5
+shift 5
 ip=/usr/sbin/ip
 [ -x "$ip" ] || { echo "mkinitramfs: $ip missing (apt-get install iproute2)" >&2; exit 1; }
 
@@ -23,6 +23,7 @@ trap 'rm -f "$list"' EXIT
 	echo "nod /dev/console 0600 0 0 c 5 1"
 	echo "file /init $init 0755 0 0"
 	echo "file /bin/ila-inject $inject 0755 0 0"
+	echo "file /bin/ila-nl $ila_nl 0755 0 0"
 	echo "file /sbin/ip $ip 0755 0 0"
 	for ko in "$@"; do
 		echo "file /lib/modules/$(basename "$ko") $ko 0644 0 0"
