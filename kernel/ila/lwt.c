@@ -36,6 +36,26 @@ static const struct nla_policy ila_ref_nl_policy[ILA_ATTR_MAX + 1] = {
 	[ILA_ATTR_PAD] = ILA_REF_NOT_IN_ROUTE,
 };
 
+/*
+ * The generic parser keeps the last of repeated attributes. Two locators
+ * in one route are a client bug, and which one wins would be an accident
+ * of the parser: refuse the route instead.
+ */
+static int ila_ref_reject_repeated(const struct nlattr *nla,
+				   struct netlink_ext_ack *extack)
+{
+	const struct nlattr *pos;
+	int rem, seen = 0;
+
+	nla_for_each_nested(pos, nla, rem) {
+		if (nla_type(pos) == ILA_ATTR_LOCATOR && seen++) {
+			NL_SET_ERR_MSG_ATTR(extack, pos, "ila_ref: locator (ILA_ATTR_LOCATOR) given more than once");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int ila_ref_build_state(struct net *net, struct nlattr *nla,
 			       unsigned int family, const void *cfg,
 			       struct lwtunnel_state **ts,
@@ -51,6 +71,9 @@ static int ila_ref_build_state(struct net *net, struct nlattr *nla,
 	 */
 	err = __nla_parse(tb, ILA_ATTR_MAX, nla_data(nla), nla_len(nla),
 			  ila_ref_nl_policy, NL_VALIDATE_STRICT, extack);
+	if (err < 0)
+		return err;
+	err = ila_ref_reject_repeated(nla, extack);
 	if (err < 0)
 		return err;
 
