@@ -10,7 +10,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import topology
+from . import control, topology
 
 # output: the guest sends; input: the host sends to an ILA address the guest
 # owns; forward: the host sends through the guest, out of eth1.
@@ -95,12 +95,17 @@ def default_teardown(route: str) -> str:
     return " ".join(out)
 
 
-def load(file: Path, root: Path) -> Case:
+def load(file: Path, root: Path) -> "Case | control.ControlCase":
     cid = file.relative_to(root).with_suffix("").as_posix()
     try:
         data = tomllib.loads(file.read_text())
     except tomllib.TOMLDecodeError as e:
         raise CaseError(f"{file}: not valid TOML: {e}")
+    if cid.startswith("control/"):
+        try:
+            return control.load(file, cid, data)
+        except control.ControlError as e:
+            raise CaseError(str(e))
 
     def need(key: str, typ: type) -> object:
         if key not in data:
@@ -158,7 +163,7 @@ def load(file: Path, root: Path) -> Case:
     )
 
 
-def discover(root: Path, pattern: str = "*") -> list[Case]:
+def discover(root: Path, pattern: str = "*") -> "list[Case | control.ControlCase]":
     """All cases whose id matches the glob; none matching is an error naming the valid ones."""
     files = sorted(root.glob("*/*.toml"))
     cases = [load(f, root) for f in files]

@@ -15,6 +15,8 @@ class Impl:
 IMPLS = {
     "module": Impl("module", "/lib/modules/ila_ref.ko", "ila_ref",
                    "ours: kernel/ila, module ila_ref", "/proc/net/ila_ref_stats"),
+    "intree": Impl("intree", "/lib/modules/ila.ko", "ila",
+                   "Linux 6.1 net/ipv6/ila, module ila", None),
 }
 
 

@@ -15,10 +15,10 @@ from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6, in6_chksum
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
-from . import compare, packets, pcapng, topology
-from .cases import Case
+from . import compare, control, packets, pcapng, topology
+from .cases import ROUTE_TYPES, Case
 from .guest import Guest, GuestError
-from .impls import Impl
+from .impls import IMPLS, Impl
 from .report import Reporter, Result
 
 INJECT = "/bin/ila-inject"
@@ -174,6 +174,31 @@ def judge(case: Case, frames: list[bytes], paths: Paths, bless: bool) -> tuple[s
     return "pass", "", []
 
 
+def route_entries(lines: list[str]) -> list[str]:
+    """ip route show output, a multipath route's nexthop lines joined to it."""
+    out: list[str] = []
+    for line in lines:
+        if line.startswith(("\t", " ")) and out:
+            out[-1] += " " + line.strip()
+        else:
+            out.append(line.rstrip())
+    return out
+
+
+def route_key(route: str) -> list[str]:
+    """'[type] PREFIX ... [table T] ...' -> what 'ip route del' needs to find it."""
+    words = route.split()
+    key = words[:2] if words[0] in ROUTE_TYPES else words[:1]
+    if "table" in words:
+        key += words[words.index("table"):words.index("table") + 2]
+    return key
+
+
+def rival(impl: Impl) -> Impl:
+    """The implementation that competes with impl for LWTUNNEL_ENCAP_ILA."""
+    return IMPLS["intree"] if impl.name != "intree" else IMPLS["module"]
+
+
 class Session:
     """One booted guest with one implementation loaded."""
 
@@ -197,11 +222,15 @@ class Session:
             return {}
         return {k: int(v) for k, v in (line.split() for line in self.must("cat", [self.impl.stats_file]))}
 
-    def leftover_ila_routes(self) -> list[str]:
+    def leftover_ila_routes(self, purge: bool = False) -> list[str]:
+        """ILA routes in any table; with purge, delete them (after a failed case)."""
         out = []
         for family in ("-6", "-4"):
             reply = self.guest.run("exec", [topology.IP, family, "route", "show", "table", "all"])
-            out += [line for line in reply.out if "encap ila" in line]
+            routes = [r for r in route_entries(reply.out) if "encap ila" in r]
+            out += routes
+            for route in routes if purge else []:
+                self.guest.run("exec", [topology.IP, family, "route", "del", *route_key(route)])
         return out
 
     def send(self, case: Case) -> tuple[int, list[str], list[bytes]]:
@@ -219,7 +248,32 @@ class Session:
             per_nic = self.guest.frames_until(is_fence_reply(self.fence))
         return rc, out, [f for frames in per_nic for f in frames if in_flow(case, f)]
 
-    def run_case(self, case: Case, bless: bool) -> Result:
+    def impl_placeholders(self) -> dict[str, str]:
+        other = rival(self.impl)
+        return {"module": self.impl.module_path, "module_name": self.impl.module_name,
+                "other_module": other.module_path, "other_module_name": other.module_name}
+
+    def loaded_modules(self) -> list[str]:
+        return [line.split()[0] for line in self.must("cat", ["/proc/modules"])]
+
+    def run_control(self, case: control.ControlCase) -> Result:
+        status, detail, diag = control.run(self, case)
+        # Whatever the case did, the next one needs the same guest.
+        left = self.leftover_ila_routes(purge=True)
+        loaded = self.loaded_modules()
+        if left:
+            status, detail = "fail", f"ILA routes left after the cleanup: {left}"
+        elif self.impl.module_name not in loaded or rival(self.impl).module_name in loaded:
+            status, detail = "fail", f"the cleanup did not restore the modules: loaded {loaded}"
+            for name in (n for n in loaded if n in {i.module_name for i in IMPLS.values()}):
+                self.guest.run("rmmod", [name])
+            self.must("insmod", [self.impl.module_path])
+        return Result(case.id, self.impl.name, status, detail, case.requirements, diag)
+
+    def run_case(self, case: "Case | control.ControlCase", bless: bool) -> Result:
+        if isinstance(case, control.ControlCase):
+            return self.run_control(case)
+
         def result(status: str, detail: str, diag: list[str] | None = None) -> Result:
             return Result(case.id, self.impl.name, status, detail, case.requirements, diag or [])
 
@@ -256,7 +310,7 @@ class Session:
     def teardown(self, case: Case) -> list[str]:
         for line in case.teardown:
             self.guest.run("exec", ip_argv(line))
-        return self.leftover_ila_routes()
+        return self.leftover_ila_routes(purge=True)
 
 
 def run_impl(impl: Impl, cases: list[Case], paths: Paths, reporter: Reporter, accel: str,
