@@ -10,6 +10,9 @@
  *       RTM_NEWROUTE notification and checks it is well formed.
  *   ila-nl bulk add|del COUNT BASE dev IF [locator LOC]
  *       COUNT /128 routes from BASE up, one request each; prints the time.
+ *   ila-nl watch 4|6 CMD ARG...
+ *       Runs CMD (a path) while subscribed to the family's route
+ *       notifications, then checks each one as dump does.
  *   ila-nl dump 4|6
  *       Dumps the routes of a family, checks every message and attribute,
  *       and prints the ILA routes per locator.
@@ -35,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,7 +46,7 @@
 #include "../lib/nl.h"
 
 #define RECV_BUF (1 << 16)
-#define MAX_LOCATORS 16
+#define MAX_LOCATORS 128
 
 static uint32_t seq = 1;
 
@@ -242,28 +246,13 @@ static size_t attrs_end(const unsigned char *attrs, size_t len)
 	return at;
 }
 
-static void census_route(struct route_census *c, const struct nlmsghdr *h)
+/* The encap of one nexthop: RTA_ENCAP_TYPE and RTA_ENCAP among @attrs. */
+static void census_encap(struct route_census *c, const unsigned char *attrs,
+			 size_t len, const struct nlmsghdr *h)
 {
-	const unsigned char *attrs = (const unsigned char *)NLMSG_DATA(h) +
-				     NLMSG_ALIGN(sizeof(struct rtmsg));
 	const struct nlattr *type, *encap, *loc;
-	size_t len;
+	uint64_t v;
 
-	c->messages++;
-	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct rtmsg))) {
-		c->malformed++;
-		return;
-	}
-	len = h->nlmsg_len - (size_t)(attrs - (const unsigned char *)h);
-	if (h->nlmsg_len > c->max_len)
-		c->max_len = h->nlmsg_len;
-	c->routes++;
-	if (nl_attrs_valid(attrs, len)) {
-		c->malformed++;
-		return;
-	}
-	if (attrs_end(attrs, len) == NLA_ALIGN(len))
-		c->exact_size++;
 	type = nl_attr_find(attrs, len, RTA_ENCAP_TYPE);
 	if (!type || nl_attr_len(type) != 2 ||
 	    *(const uint16_t *)nl_attr_data(type) != LWTUNNEL_ENCAP_ILA)
@@ -284,12 +273,62 @@ static void census_route(struct route_census *c, const struct nlmsghdr *h)
 	}
 	if (((uintptr_t)nl_attr_data(loc) - (uintptr_t)h) % 8 == 0)
 		c->aligned8++;
-	{
-		uint64_t v;
+	memcpy(&v, nl_attr_data(loc), 8);
+	count_locator(c, v);
+}
 
-		memcpy(&v, nl_attr_data(loc), 8);
-		count_locator(c, v);
+/* Each struct rtnexthop of RTA_MULTIPATH, with the attributes it holds. */
+static void census_multipath(struct route_census *c, const struct nlattr *mp,
+			     const struct nlmsghdr *h)
+{
+	const unsigned char *p = nl_attr_data(mp);
+	size_t left = nl_attr_len(mp);
+
+	while (left >= sizeof(struct rtnexthop)) {
+		const struct rtnexthop *nh = (const void *)p;
+		size_t step = RTNH_ALIGN(nh->rtnh_len);
+
+		if (nh->rtnh_len < sizeof(*nh) || nh->rtnh_len > left ||
+		    nl_attrs_valid(p + RTNH_LENGTH(0),
+				   nh->rtnh_len - RTNH_LENGTH(0))) {
+			c->malformed++;
+			return;
+		}
+		census_encap(c, p + RTNH_LENGTH(0),
+			     nh->rtnh_len - RTNH_LENGTH(0), h);
+		if (step >= left)
+			break;
+		p += step;
+		left -= step;
 	}
+}
+
+static void census_route(struct route_census *c, const struct nlmsghdr *h)
+{
+	const unsigned char *attrs = (const unsigned char *)NLMSG_DATA(h) +
+				     NLMSG_ALIGN(sizeof(struct rtmsg));
+	const struct nlattr *mp;
+	size_t len;
+
+	c->messages++;
+	if (h->nlmsg_len < NLMSG_LENGTH(sizeof(struct rtmsg))) {
+		c->malformed++;
+		return;
+	}
+	len = h->nlmsg_len - (size_t)(attrs - (const unsigned char *)h);
+	if (h->nlmsg_len > c->max_len)
+		c->max_len = h->nlmsg_len;
+	c->routes++;
+	if (nl_attrs_valid(attrs, len)) {
+		c->malformed++;
+		return;
+	}
+	if (attrs_end(attrs, len) == NLA_ALIGN(len))
+		c->exact_size++;
+	census_encap(c, attrs, len, h);
+	mp = nl_attr_find(attrs, len, RTA_MULTIPATH);
+	if (mp)
+		census_multipath(c, mp, h);
 }
 
 /* Feed one received datagram of route messages; 1 at NLMSG_DONE. */
@@ -537,6 +576,43 @@ static int cmd_dump(int argc, char **argv)
 	return c.malformed ? 1 : 0;
 }
 
+/* Run a command while subscribed, then check every notification it caused. */
+static int cmd_watch(char **argv)
+{
+	static unsigned char buf[RECV_BUF];
+	struct route_census c = { 0 };
+	int fd, status, got = 0;
+	pid_t pid;
+
+	if (!argv[0] || (strcmp(argv[0], "4") && strcmp(argv[0], "6")) ||
+	    !argv[1])
+		usage("watch wants 4|6 CMD ARG...");
+	fd = nl_open(argv[0][0] == '6' ? RTMGRP_IPV6_ROUTE : RTMGRP_IPV4_ROUTE);
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		sys_fail("fork");
+	if (pid == 0) {
+		execv(argv[1], argv + 1);
+		sys_fail(argv[1]);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		sys_fail("waitpid");
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n < 0)
+			break;
+		got++;
+		census_datagram(&c, buf, (size_t)n);
+	}
+	printf("notifications %d: ", got);
+	print_census(&c);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return 1;
+	return got && !c.malformed ? 0 : 1;
+}
+
 static void write_file(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -577,6 +653,8 @@ int main(int argc, char **argv)
 		return cmd_bulk(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "dump"))
 		return cmd_dump(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "watch"))
+		return cmd_watch(argv + 2);
 	if (!strcmp(argv[1], "as-nobody") || !strcmp(argv[1], "in-userns"))
 		return cmd_exec_as(argv[1], argv + 2);
 	usage("unknown command '%s'", argv[1]);

@@ -34,7 +34,7 @@
 
 #define CONTROL_TTY "/dev/ttyS1"
 #define MAX_LINE 65536
-#define MAX_ARGS 256
+#define MAX_ARGS 1024
 
 static FILE *ctl;
 

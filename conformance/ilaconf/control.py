@@ -96,11 +96,11 @@ def command(line: str) -> tuple[str, list[str]]:
 
 
 def wrapped(line: str) -> tuple[str, list[str]]:
-    """ila-nl as-nobody/in-userns take a command: give it its guest path."""
+    """ila-nl as-nobody, in-userns and watch take a command: give it its guest path."""
     verb, args = command(line)
-    if verb == "exec" and args[0] == BINARIES["ila-nl"] and len(args) > 2 \
-            and args[1] in ("as-nobody", "in-userns"):
-        args = [*args[:2], BINARIES.get(args[2], args[2]), *args[3:]]
+    at = {"as-nobody": 2, "in-userns": 2, "watch": 3}.get(args[1] if len(args) > 1 else "")
+    if verb == "exec" and args[0] == BINARIES["ila-nl"] and at and len(args) > at:
+        args = [*args[:at], BINARIES.get(args[at], args[at]), *args[at + 1:]]
     return verb, args
 
 
@@ -196,26 +196,32 @@ def resolved(step: Step, names: dict[str, str]) -> Step:
 
 
 def run(session, case: ControlCase) -> tuple[str, str, list[str]]:
-    """(status, detail, diagnostics): the first step that differs fails the case."""
+    """(status, detail, diagnostics): the first step that differs fails the case.
+
+    The cleanup runs after a pass or a failure; a guest that died (GuestError)
+    propagates at once, since there is nothing left to clean.
+    """
     names = session.impl_placeholders()
-    notes: list[str] = []
     session.guest.run("dmesg", [])  # start the case with an empty kernel log
-    try:
-        for n, step in enumerate((resolved(s, names) for s in case.steps), 1):
-            line = step.run
-            verb, args = wrapped(line)
-            deadline = time.monotonic() + step.retry
-            while True:
-                reply = session.guest.run(verb, args)
-                bad = check(step, reply.rc, reply.out)
-                if not bad or time.monotonic() >= deadline:
-                    break
-                time.sleep(0.2)
-            if step.report:
-                notes += [f"{line}: {o}" for o in reply.out]
-            if bad:
-                return "fail", f"step {n}: {line}", [*bad, "output:", *reply.out, *notes]
-        return "pass", "", notes
-    finally:
-        for line in case.cleanup:
-            session.guest.run(*wrapped(for_impl(line, names)))
+    verdict = run_steps(session, case, names)
+    for line in case.cleanup:
+        session.guest.run(*wrapped(for_impl(line, names)))
+    return verdict
+
+
+def run_steps(session, case: ControlCase, names: dict[str, str]) -> tuple[str, str, list[str]]:
+    notes: list[str] = []
+    for n, step in enumerate((resolved(s, names) for s in case.steps), 1):
+        verb, args = wrapped(step.run)
+        deadline = time.monotonic() + step.retry
+        while True:
+            reply = session.guest.run(verb, args)
+            bad = check(step, reply.rc, reply.out)
+            if not bad or time.monotonic() >= deadline:
+                break
+            time.sleep(0.2)
+        if step.report:
+            notes += [f"{step.run}: {o}" for o in reply.out]
+        if bad:
+            return "fail", f"step {n}: {step.run}", [*bad, "output:", *reply.out, *notes]
+    return "pass", "", notes

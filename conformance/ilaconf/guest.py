@@ -130,7 +130,11 @@ class Guest:
         cid = str(self.next_id)
         self.next_id += 1
         text = " ".join([cid, verb, *args])
-        self.ctl.sendall(text.encode() + b"\n")
+        try:
+            self.ctl.sendall(text.encode() + b"\n")
+        except OSError as e:
+            time.sleep(0.2)  # let QEMU finish writing the log
+            raise GuestError(f"guest went away before '{verb} {' '.join(args)}' ({e})" + self.tail())
         out: list[str] = []
         while True:
             line = self._read_line(timeout, f"'{verb} {' '.join(args)}'")
