@@ -9,7 +9,8 @@ from . import cases, impls, report, runner
 
 def cmd_run(a: argparse.Namespace) -> int:
     try:
-        chosen = cases.discover(Path(a.cases), a.case)
+        files = [(f, None) for f in sorted(Path(a.deviations).glob("*.toml"))]
+        chosen = cases.discover(Path(a.cases), a.case, files)
         selected = impls.parse_impls(a.impl)
     except ValueError as e:
         print(f"ilaconf: {e}", file=sys.stderr)
@@ -20,8 +21,7 @@ def cmd_run(a: argparse.Namespace) -> int:
             return 2
     paths = runner.Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path(a.golden))
     rep = report.Reporter(Path(a.out), len(chosen) * len(selected))
-    for impl in selected:
-        runner.run_impl(impl, chosen, paths, rep, a.accel, a.bless)
+    runner.run_columns(selected, chosen, paths, rep, a.accel, a.bless)
     failed = rep.finish()
     passed, failed, skipped = report.summarize([Path(a.out) / "results.ktap"])
     print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
@@ -40,10 +40,13 @@ def main() -> int:
     r = sub.add_parser("run", help="boot the guest and run cases")
     r.add_argument("--kernel", required=True)
     r.add_argument("--initrd", required=True)
-    r.add_argument("--impl", default="module")
+    r.add_argument("--impl", default="all", help="all, intree, or columns: "
+                   + ", ".join(impls.IMPLS))
     r.add_argument("--case", default="*", help="glob over case ids such as tcp/output-syn")
     r.add_argument("--cases", default="conformance/cases")
     r.add_argument("--golden", default="pcaps")
+    r.add_argument("--deviations", default="conformance/deviations",
+                   help="directory of *.toml files of expected deviations")
     r.add_argument("--out", default="out")
     r.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
     r.add_argument("--bless", action="store_true", help="write golden captures from this run")

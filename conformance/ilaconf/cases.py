@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import control, topology
+from .deviations import (OUTCOMES, ColumnEntry, Deviation, DeviationError, load_column_file,
+                         load_deviations)
 
 # output: the guest sends; input: the host sends to an ILA address the guest
 # owns; forward: the host sends through the guest, out of eth1.
 PATHS = ("output", "input", "forward")
 # raw: byte-exact from lib/pkt.c; udp, udp4, tcp: built by the guest kernel.
 SENDS = ("raw", "udp", "udp4", "tcp")
-OUTCOMES = ("translated", "unchanged", "dropped")
 PACKET_FIELDS = {
     "proto", "src", "dst", "hlim", "tc", "flow", "sport", "dport", "seq",
     "ack", "flags", "window", "urgptr", "type", "code", "id", "icmp_seq",
@@ -38,6 +39,8 @@ class CaseError(ValueError):
     """A case file that cannot be used; the message names the file."""
 
 
+
+
 @dataclass
 class Case:
     id: str  # "<protocol>/<file stem>"
@@ -55,6 +58,9 @@ class Case:
     inject_error: str | None
     stats: dict[str, int] | None  # ila_ref counter deltas; {}: all must stay
     teardown: list[str] = field(default_factory=list)
+    csum: str = "adjusted"
+    deviations: dict[str, Deviation] = field(default_factory=dict)
+    needs: list[str] = field(default_factory=list)  # features an implementation must have
 
     @property
     def protocol(self) -> str:
@@ -115,7 +121,7 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
         return data[key]
 
     known = {"verifies", "requirements", "path", "send", "nic", "routes", "teardown", "packet",
-             "expect", "look"}
+             "expect", "look", "deviation", "needs"}
     extra = set(data) - known
     if extra:
         raise CaseError(f"{file}: unknown keys {sorted(extra)} (known: {sorted(known)})")
@@ -144,7 +150,7 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
         raise CaseError(f"{file}: expect.outcome must be one of {OUTCOMES}")
     if outcome == "translated" and "dst" not in expect:
         raise CaseError(f"{file}: a translated outcome needs expect.dst")
-    bad = set(expect) - {"outcome", "dst", "inject_error", "ila_ref_stats"}
+    bad = set(expect) - {"outcome", "dst", "inject_error", "ila_ref_stats", "csum"}
     if bad:
         raise CaseError(f"{file}: unknown expect keys {sorted(bad)}")
     stats = expect.get("ila_ref_stats")
@@ -160,15 +166,78 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
         path=path, send=send, nic=nic, routes=routes, teardown=teardown, packet=packet,
         outcome=outcome, expect_dst=expect.get("dst"), look=str(data.get("look", "")),
         inject_error=expect.get("inject_error"), stats=stats,
+        deviations=deviations(file, data.get("deviation")),
+        csum=checksum_rule(file, expect.get("csum", "adjusted")),
+        needs=[str(n) for n in data.get("needs", [])],
     )
 
 
-def discover(root: Path, pattern: str = "*") -> "list[Case | control.ControlCase]":
-    """All cases whose id matches the glob; none matching is an error naming the valid ones."""
+# What happens to the transport checksum of a translated packet. The case's
+# own expectation may be adjusted, or one of the checksum-neutral mappings.
+EXPECT_CSUMS = ("adjusted", "neutral", "neutral-auto")
+
+
+def checksum_rule(file: Path, value: object) -> str:
+    if value not in EXPECT_CSUMS:
+        raise CaseError(f"{file}: expect.csum must be one of {EXPECT_CSUMS}")
+    return str(value)
+
+
+def deviations(file: Path, data: object) -> dict[str, Deviation]:
+    try:
+        return load_deviations(file, data, packet=True, fill=fill)
+    except DeviationError as e:
+        raise CaseError(str(e))
+
+
+def discover(root: Path, pattern: str = "*",
+             deviation_files: "list[tuple[Path, str | None]] | None" = None
+             ) -> "list[Case | control.ControlCase]":
+    """All cases whose id matches the glob; none matching is an error naming the valid ones.
+
+    deviation_files are (file, default column) pairs (conformance/deviations/,
+    EXPECT=): their entries apply to the cases that declare none of their own.
+    """
     files = sorted(root.glob("*/*.toml"))
     cases = [load(f, root) for f in files]
     chosen = [c for c in cases if fnmatch.fnmatch(c.id, pattern)]
     if not chosen:
         valid = ", ".join(c.id for c in cases) or "(none)"
         raise CaseError(f"no case matches CASE={pattern!r}; valid cases: {valid}")
+    try:
+        entries = [e for f, col in deviation_files or [] for e in load_column_file(f, col)]
+    except DeviationError as e:
+        raise CaseError(str(e))
+    columns = {c for e in entries for c in e.columns}
+    for column in sorted(columns):
+        mine = [e for e in entries if column in e.columns]
+        for case in cases:
+            entry = next((e for e in mine if e.covers(case.id)), None)
+            if entry and column not in case.deviations:
+                attach(case, column, entry)
+    for e in entries:
+        if not e.used:
+            raise CaseError(f"{e.file}: the deviation for {e.cases} covers no case that "
+                            "does not declare its own: remove it")
     return chosen
+
+
+def attach(case: "Case | control.ControlCase", column: str, entry: ColumnEntry) -> None:
+    entry.used += 1
+    where = f"{entry.file} (for {case.id})"
+    try:
+        if isinstance(case, control.ControlCase):
+            keys = control.STOP_KEYS | {"requirement", "reason"}
+            table = {k: v for k, v in entry.table.items() if k in keys}
+            dev, stop = control.load_deviation(Path(where), column, table, case.steps)
+            case.deviations[column] = dev
+            if stop:
+                case.stops[column] = stop
+            elif not any(column in s.deviation for s in case.steps):
+                raise CaseError(f"{where}: a control case needs 'step' and what it gives instead")
+        else:
+            table = {k: v for k, v in entry.table.items() if k not in control.STOP_KEYS}
+            case.deviations[column] = load_deviations(Path(where), {column: table},
+                                                      packet=True, fill=fill)[column]
+    except (DeviationError, control.ControlError) as e:
+        raise CaseError(str(e))

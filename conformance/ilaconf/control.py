@@ -25,10 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import topology
+from .deviations import Deviation, DeviationError, load_deviations
 
 BINARIES = {"ip": topology.IP, "ila-nl": "/bin/ila-nl", "ila-inject": "/bin/ila-inject"}
 AGENT_VERBS = {"insmod", "rmmod", "cat", "write", "dmesg"}
-STEP_KEYS = {"run", "rc", "stdout", "contains", "match", "absent", "json", "retry", "report"}
+STEP_KEYS = {"run", "rc", "stdout", "contains", "match", "absent", "json", "retry", "report",
+             "deviation"}
 IMPL_PLACEHOLDERS = ("module", "module_name", "other_module", "other_module_name")
 
 
@@ -47,6 +49,8 @@ class Step:
     json: list[dict] | None = None
     retry: float = 0
     report: bool = False
+    # per column: the expectations that hold instead (a declared deviation)
+    deviation: dict[str, "Step"] = field(default_factory=dict)
 
 
 @dataclass
@@ -57,6 +61,9 @@ class ControlCase:
     requirements: list[str]
     steps: list[Step]
     cleanup: list[str]
+    deviations: dict[str, Deviation] = field(default_factory=dict)
+    # per column: (step number, what it gives instead); the case ends there
+    stops: dict[str, tuple[int, Step]] = field(default_factory=dict)
 
     @property
     def protocol(self) -> str:
@@ -104,42 +111,91 @@ def wrapped(line: str) -> tuple[str, list[str]]:
     return verb, args
 
 
+def load_step(file: Path, n: int, raw: dict, run: str | None = None) -> Step:
+    """One [[step]], or (with run given) a [step.deviation.COLUMN] table of it."""
+    allowed = STEP_KEYS - {"run", "deviation"} if run else STEP_KEYS
+    bad = set(raw) - allowed
+    if bad or (run is None and "run" not in raw):
+        raise ControlError(f"{file}: step {n}: needs 'run'; unknown keys {sorted(bad)} "
+                           f"(known: {sorted(STEP_KEYS)})")
+    for rx in (*raw.get("match", []), *raw.get("absent", [])):
+        try:
+            re.compile(fill(rx))
+        except re.error as e:
+            raise ControlError(f"{file}: step {n}: bad regex {rx!r}: {e}")
+    try:
+        step = Step(run=run or fill(raw["run"]), rc=int(raw.get("rc", 0)),
+                    stdout=[fill(s) for s in raw["stdout"]] if "stdout" in raw else None,
+                    contains=[fill(s) for s in raw.get("contains", [])],
+                    match=[fill(s) for s in raw.get("match", [])],
+                    absent=[fill(s) for s in raw.get("absent", [])],
+                    json=fill_json(raw["json"]) if "json" in raw else None,
+                    retry=float(raw.get("retry", 0)), report=bool(raw.get("report", False)))
+        wrapped(step.run)
+    except ControlError as e:
+        raise ControlError(f"{file}: step {n}: {e}")
+    if run is None:
+        for col, alt in raw.get("deviation", {}).items():
+            step.deviation[col] = load_step(file, n, alt, run=step.run)
+            step.deviation[col].retry = step.retry
+    return step
+
+
 def load(file: Path, cid: str, data: dict) -> ControlCase:
-    known = {"verifies", "requirements", "step", "cleanup"}
+    known = {"verifies", "requirements", "step", "cleanup", "deviation"}
     extra = set(data) - known
     if extra:
         raise ControlError(f"{file}: unknown keys {sorted(extra)} (known: {sorted(known)})")
     for key, typ in (("verifies", str), ("requirements", list), ("step", list)):
         if not isinstance(data.get(key), typ) or not data[key]:
             raise ControlError(f"{file}: '{key}' is missing or empty")
-    steps = []
-    for n, raw in enumerate(data["step"], 1):
-        bad = set(raw) - STEP_KEYS
-        if bad or "run" not in raw:
-            raise ControlError(f"{file}: step {n}: needs 'run'; unknown keys {sorted(bad)} "
-                               f"(known: {sorted(STEP_KEYS)})")
-        for rx in (*raw.get("match", []), *raw.get("absent", [])):
-            try:
-                re.compile(fill(rx))
-            except re.error as e:
-                raise ControlError(f"{file}: step {n}: bad regex {rx!r}: {e}")
-        try:
-            step = Step(run=fill(raw["run"]), rc=int(raw.get("rc", 0)),
-                        stdout=[fill(s) for s in raw["stdout"]] if "stdout" in raw else None,
-                        contains=[fill(s) for s in raw.get("contains", [])],
-                        match=[fill(s) for s in raw.get("match", [])],
-                        absent=[fill(s) for s in raw.get("absent", [])],
-                        json=fill_json(raw["json"]) if "json" in raw else None, retry=float(raw.get("retry", 0)),
-                        report=bool(raw.get("report", False)))
-            wrapped(step.run)
-        except ControlError as e:
-            raise ControlError(f"{file}: step {n}: {e}")
-        steps.append(step)
+    steps = [load_step(file, n, raw) for n, raw in enumerate(data["step"], 1)]
+    raw_devs = data.get("deviation", {})
+    if not isinstance(raw_devs, dict):
+        raise ControlError(f"{file}: 'deviation' must be a table of [deviation.COLUMN] tables")
+    devs, stops = {}, {}
+    for col, raw in raw_devs.items():
+        dev, stop = load_deviation(file, col, raw, steps)
+        devs[col] = dev
+        if stop:
+            stops[col] = stop
+    for n, step in enumerate(steps, 1):
+        for col in set(step.deviation) - set(devs):
+            raise ControlError(f"{file}: step {n} deviates for '{col}', but the case declares "
+                               f"no [deviation.{col}] with its requirement and reason")
+    for col in set(devs) - {c for s in steps for c in s.deviation} - set(stops):
+        raise ControlError(f"{file}: [deviation.{col}] is declared but says nothing of what "
+                           f"{col} does instead (step = N and its expectations, or "
+                           f"[step.deviation.{col}] tables)")
     cleanup = [fill(c) for c in data.get("cleanup", [])]
     for c in cleanup:
         wrapped(c)
     return ControlCase(cid, file, data["verifies"], [str(r) for r in data["requirements"]],
-                       steps, cleanup)
+                       steps, cleanup, devs, stops)
+
+
+STOP_KEYS = {"step", "rc", "stdout", "contains", "match", "absent", "json"}
+
+
+def load_deviation(file: Path, col: str, raw: object,
+                   steps: list[Step]) -> tuple[Deviation, tuple[int, Step] | None]:
+    """[deviation.COLUMN]: requirement and reason, and optionally the step where
+    the column stops, with what that step gives instead (step = N, rc, stdout...)."""
+    if not isinstance(raw, dict):
+        raise ControlError(f"{file}: [deviation.{col}] must be a table")
+    stop_raw = {k: v for k, v in raw.items() if k in STOP_KEYS}
+    try:
+        dev = load_deviations(file, {col: {k: v for k, v in raw.items() if k not in STOP_KEYS}},
+                              packet=False, fill=fill)[col]
+    except DeviationError as e:
+        raise ControlError(str(e))
+    if not stop_raw:
+        return dev, None
+    n = stop_raw.pop("step", None)
+    if not isinstance(n, int) or not 1 <= n <= len(steps):
+        raise ControlError(f"{file}: [deviation.{col}]: 'step' must be a step number "
+                           f"(1..{len(steps)}) when rc or output are given")
+    return dev, (n, load_step(file, n, stop_raw, run=steps[n - 1].run))
 
 
 def json_subset(want: object, got: object) -> bool:
@@ -192,14 +248,18 @@ def resolved(step: Step, names: dict[str, str]) -> Step:
         if isinstance(v, dict):
             return {k: sub(x) for k, x in v.items()}
         return v
-    return Step(**{k: sub(v) for k, v in vars(step).items()})
+    fields = {k: sub(v) for k, v in vars(step).items() if k != "deviation"}
+    return Step(**fields, deviation={c: resolved(a, names) for c, a in step.deviation.items()})
 
 
 def run(session, case: ControlCase) -> tuple[str, str, list[str]]:
     """(status, detail, diagnostics): the first step that differs fails the case.
 
-    The cleanup runs after a pass or a failure; a guest that died (GuestError)
-    propagates at once, since there is nothing left to clean.
+    A step that differs may match its declared deviation for the column
+    instead; the case is then xfail, and a declared deviation that no step
+    needed is a failure (it is stale). The cleanup runs after a pass or a
+    failure; a guest that died (GuestError) propagates at once, since there
+    is nothing left to clean.
     """
     names = session.impl_placeholders()
     session.guest.run("dmesg", [])  # start the case with an empty kernel log
@@ -210,18 +270,44 @@ def run(session, case: ControlCase) -> tuple[str, str, list[str]]:
 
 
 def run_steps(session, case: ControlCase, names: dict[str, str]) -> tuple[str, str, list[str]]:
+    col = session.impl.name
     notes: list[str] = []
+    deviated = []
     for n, step in enumerate((resolved(s, names) for s in case.steps), 1):
         verb, args = wrapped(step.run)
+        alt = step.deviation.get(col)
         deadline = time.monotonic() + step.retry
         while True:
             reply = session.guest.run(verb, args)
             bad = check(step, reply.rc, reply.out)
-            if not bad or time.monotonic() >= deadline:
+            alt_bad = check(alt, reply.rc, reply.out) if alt and bad else ["no deviation"]
+            if not bad or not alt_bad or time.monotonic() >= deadline:
                 break
             time.sleep(0.2)
         if step.report:
             notes += [f"{step.run}: {o}" for o in reply.out]
-        if bad:
-            return "fail", f"step {n}: {step.run}", [*bad, "output:", *reply.out, *notes]
+        stop = case.stops.get(col)
+        if bad and stop and stop[0] == n:
+            stop_bad = check(resolved(stop[1], names), reply.rc, reply.out)
+            if not stop_bad:
+                return "xfail", case.deviations[col].label, [
+                    f"stopped at step {n} as declared: {' | '.join(reply.out) or '(no output)'}",
+                    *notes]
+            return "fail", f"step {n}: {step.run}", [
+                *bad, "nor does it stop as the declared deviation says:", *stop_bad,
+                "output:", *reply.out, *notes]
+        if bad and not alt_bad:
+            deviated.append(n)
+        elif bad:
+            extra = ["declared deviation for this column:", *alt_bad] if alt else []
+            return "fail", f"step {n}: {step.run}", [*bad, *extra, "output:", *reply.out, *notes]
+    dev = case.deviations.get(col)
+    if dev and not deviated and col in case.stops:
+        return "fail", (f"the declared deviation ({dev.label}) was not observed: step "
+                        f"{case.stops[col][0]} holds; remove [deviation.{col}]"), notes
+    if dev and not deviated:
+        return "fail", (f"the declared deviation ({dev.label}) was not observed: every step "
+                        f"holds; remove [deviation.{col}]"), notes
+    if dev:
+        return "xfail", dev.label, [f"deviating steps: {deviated}", *notes]
     return "pass", "", notes

@@ -33,7 +33,7 @@ class Reply:
 
 class Guest:
     def __init__(self, kernel: Path, initrd: Path, serial_log: Path, dump_dir: Path,
-                 accel: str = "tcg") -> None:
+                 accel: str = "tcg", tag: str = "1") -> None:
         self.serial_log = serial_log
         self.tmp = Path(tempfile.mkdtemp(prefix="ilaconf-"))  # short paths for unix sockets
         self.frames: list[socket.socket] = []
@@ -46,7 +46,7 @@ class Guest:
                 "-netdev", (f"dgram,id=n{i},local.type=unix,local.path={self.tmp / f'guest{i}.sock'},"
                             f"remote.type=unix,remote.path={self.tmp / f'host{i}.sock'}"),
                 "-device", f"{nic.model},netdev=n{i},mac={nic.guest_mac},romfile=",
-                "-object", f"filter-dump,id=f{i},netdev=n{i},file={dump_dir / f'all-frames-{nic.dev}.pcap'}",
+                "-object", f"filter-dump,id=f{i},netdev=n{i},file={dump_dir / f'all-frames-boot{tag}-{nic.dev}.pcap'}",
             ]
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(str(self.tmp / "ctl.sock"))

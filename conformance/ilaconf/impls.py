@@ -1,30 +1,85 @@
-"""The ILA implementations the suite can judge, and how each is loaded in the guest."""
+"""The columns of the matrix: an ILA implementation in one configuration.
 
+A column names the module the guest loads, and the route options its
+configuration appends to every `encap ila LOCATOR` of a packet case's routes.
+Control-plane cases test the netlink interface itself, so they run in each
+implementation's default configuration only; its other columns skip them,
+saying so.
+"""
+
+import re
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
 class Impl:
-    name: str
+    name: str  # the column, and "impl" in out/results.json
     module_path: str  # in the guest
     module_name: str  # for rmmod
     description: str
     stats_file: str | None  # per-netns counters, if the implementation has them
+    route_options: str = ""  # appended after "encap ila LOCATOR"
+    runs_control: bool = True  # the implementation's default configuration
+    features: frozenset[str] = frozenset()  # optional features cases may need
 
+    def route(self, line: str) -> str:
+        """A case's route command in this column's configuration.
+
+        The in-tree module translates on one hook per route, output by
+        default: a route of type local (the input path) needs hook-type input.
+        """
+        if not self.route_options or "csum-mode" in line:  # a case's own options win
+            return line
+        options = self.route_options
+        if re.search(r"\blocal\b.*\bencap ila\b", line):
+            options += " hook-type input"
+        return re.sub(r"(encap ila \S+)", rf"\1 {options}", line)
+
+
+# The in-tree options closest to the seed: adjust the transport checksum,
+# and treat the whole low 64 bits as the identifier (no type field).
+INTREE_SEED_OPTIONS = "csum-mode adj-transport ident-type luid"
+
+# Checksum-neutral mapping (csum-mode neutral-map, neutral-map-auto).
+INTREE_FEATURES = frozenset({"neutral-map"})
 
 IMPLS = {
     "module": Impl("module", "/lib/modules/ila_ref.ko", "ila_ref",
                    "ours: kernel/ila, module ila_ref", "/proc/net/ila_ref_stats"),
-    "intree": Impl("intree", "/lib/modules/ila.ko", "ila",
-                   "Linux 6.1 net/ipv6/ila, module ila", None),
+    "intree-defaults": Impl("intree-defaults", "/lib/modules/ila.ko", "ila",
+                   "Linux 6.1 net/ipv6/ila, module ila, its defaults (the seed's commands verbatim)",
+                   None, features=INTREE_FEATURES),
+    "intree-luid": Impl("intree-luid", "/lib/modules/ila.ko", "ila",
+                        f"Linux 6.1 net/ipv6/ila with '{INTREE_SEED_OPTIONS}' on every route",
+                        None, INTREE_SEED_OPTIONS, runs_control=False,
+                        features=INTREE_FEATURES),
+    "intree+patches": Impl("intree+patches", "/lib/modules/patched/ila.ko", "ila",
+                           f"net/ipv6/ila with kernel/patches/ applied, '{INTREE_SEED_OPTIONS}'",
+                           None, INTREE_SEED_OPTIONS, runs_control=False,
+                        features=INTREE_FEATURES),
+}
+
+# IMPL= names that select several columns.
+GROUPS = {
+    "all": list(IMPLS),
+    "intree": ["intree-defaults", "intree-luid"],
 }
 
 
 def parse_impls(text: str) -> list[Impl]:
-    """IMPL=module[,other]; an unknown name is an error naming the valid ones."""
-    names = [n for n in text.split(",") if n]
+    """IMPL=all | a group | columns, comma separated; unknown names are an error."""
+    names: list[str] = []
+    for n in (n for n in text.split(",") if n):
+        for col in GROUPS.get(n, [n]):
+            if col not in names:
+                names.append(col)
     unknown = [n for n in names if n not in IMPLS]
     if unknown or not names:
-        valid = ", ".join(IMPLS)
+        valid = ", ".join([*GROUPS, *(n for n in IMPLS if n not in GROUPS)])
         raise ValueError(f"unknown IMPL {','.join(unknown) or repr(text)}: valid are {valid}")
     return [IMPLS[n] for n in names]
+
+
+def rival(impl: Impl) -> Impl:
+    """The implementation that competes with impl for LWTUNNEL_ENCAP_ILA."""
+    return IMPLS["module"] if impl.module_name != "ila_ref" else IMPLS["intree-defaults"]

@@ -9,27 +9,62 @@ import re
 import sys
 from pathlib import Path
 
+from .impls import IMPLS
+
 BEGIN, END = "<!-- matrix:begin -->", "<!-- matrix:end -->"
 
 
+STATUSES = ("pass", "xfail", "fail", "skip")
+
+
+def columns_of(results: list[dict]) -> list[str]:
+    present = {r["impl"] for r in results}
+    return [c for c in IMPLS if c in present] + sorted(present - set(IMPLS))
+
+
+def link(case: str) -> str:
+    return f"[{case}](conformance/cases/{case}.toml)"
+
+
 def render(results: list[dict]) -> str:
-    impls = sorted({r["impl"] for r in results})
-    reqs = sorted({q for r in results for q in r["requirements"]})
-    head = "| requirement | " + " | ".join(impls) + " | cases |"
-    rows = [head, "|" + " --- |" * (len(impls) + 2)]
-    for q in reqs:
+    cols = columns_of(results)
+    totals = {c: {s: sum(r["impl"] == c and r["status"] == s for r in results) for s in STATUSES}
+              for c in cols}
+    out = ["Columns: " + "; ".join(f"**{c}**: {IMPLS[c].description}" if c in IMPLS else f"**{c}**"
+                                   for c in cols) + ".", ""]
+    out += ["| | " + " | ".join(cols) + " |", "|" + " --- |" * (len(cols) + 1)]
+    out.append("| all cases | " + " | ".join(
+        ", ".join(f"{n} {s}" for s, n in totals[c].items() if n) for c in cols) + " |")
+    out += ["", "### Requirements", "",
+            "| requirement | " + " | ".join(cols) + " | cases |", "|" + " --- |" * (len(cols) + 2)]
+    for q in sorted({q for r in results for q in r["requirements"]}):
         cells = []
-        for impl in impls:
-            mine = [r for r in results if r["impl"] == impl and q in r["requirements"]]
-            counts = {s: sum(r["status"] == s for r in mine) for s in ("pass", "xfail", "fail", "skip")}
-            cells.append(" ".join(f"{n} {s}" for s, n in counts.items() if n) or "untested")
+        for c in cols:
+            mine = [r for r in results if r["impl"] == c and q in r["requirements"]]
+            counts = {s: sum(r["status"] == s for r in mine) for s in STATUSES}
+            cells.append(", ".join(f"{n} {s}" for s, n in counts.items() if n) or "untested")
         ids = sorted({r["case"] for r in results if q in r["requirements"]})
-        links = ", ".join(f"[{c}](conformance/cases/{c}.toml)" for c in ids)
-        rows.append(f"| {q} | " + " | ".join(cells) + f" | {links} |")
-    cases = sorted({(r["impl"], r["case"], r["status"]) for r in results})
-    rows += ["", "| implementation | case | status |", "| --- | --- | --- |"]
-    rows += [f"| {i} | [{c}](conformance/cases/{c}.toml) | {s} |" for i, c, s in cases]
-    return "\n".join(rows)
+        out.append(f"| {q} | " + " | ".join(cells) + " | " + ", ".join(map(link, ids)) + " |")
+    out += ["", "### Deviations observed (xfail), by requirement and cause", ""]
+    causes: dict[str, dict[str, list[str]]] = {}
+    for r in results:
+        if r["status"] == "xfail":
+            causes.setdefault(r["detail"], {}).setdefault(r["impl"], []).append(r["case"])
+    for cause in sorted(causes):
+        where = "; ".join(f"{c}: {len(ids)} case(s)" for c, ids in causes[cause].items())
+        ids = sorted({i for v in causes[cause].values() for i in v})
+        shown = ", ".join(map(link, ids[:6])) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
+        out.append(f"- **{cause}** ({where}): {shown}")
+    fails = [r for r in results if r["status"] == "fail"]
+    out += ["", f"Failures: {len(fails)}" + (": " + ", ".join(
+        f"{r['impl']}:{r['case']}" for r in fails) if fails else ".")]
+    out += ["", "### Cases", "", "| case | " + " | ".join(cols) + " |", "|" + " --- |" * (len(cols) + 1)]
+    by_case: dict[str, dict[str, str]] = {}
+    for r in results:
+        by_case.setdefault(r["case"], {})[r["impl"]] = r["status"]
+    for case in sorted(by_case):
+        out.append(f"| {link(case)} | " + " | ".join(by_case[case].get(c, "") for c in cols) + " |")
+    return "\n".join(out)
 
 
 def main() -> int:

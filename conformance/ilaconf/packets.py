@@ -161,6 +161,69 @@ def translated_packet(spec: dict[str, object], new_dst: str) -> bytes:
     return _build(spec, new_dst, expected_checksum(spec, new_dst))
 
 
+def untouched_packet(spec: dict[str, object], new_dst: str) -> bytes:
+    """The packet with only its destination rewritten: no checksum adjusted."""
+    raw = bytearray(sent_packet(spec))
+    raw[24:40] = inet_pton(AF_INET6, new_dst)
+    return bytes(raw)
+
+
+def reverse_adjusted(field: int, old_dst: str, new_dst: str) -> int:
+    """A checksum field adjusted by old minus new locator: the sign error that
+    turns a correct adjustment (new minus old) into one wrong by twice the
+    difference. In the form a one's complement adder yields."""
+    def words(dst: str) -> int:
+        b = inet_pton(AF_INET6, dst)[:8]
+        total = 0
+        for i in range(0, 8, 2):
+            total = _ones_add(total, int.from_bytes(b[i:i + 2], "big"))
+        return total
+    total = _ones_add(_ones_add(~field & 0xFFFF, words(old_dst)), ~words(new_dst) & 0xFFFF)
+    return ~total & 0xFFFF
+
+
+def reversed_packet(spec: dict[str, object], new_dst: str) -> bytes:
+    """The packet with its destination rewritten and the transport checksum
+    adjusted in the wrong direction (a UDP 0 stays 0, a result of 0 is sent as
+    0xffff), for a transport header right after the IPv6 header."""
+    raw = bytearray(untouched_packet(spec, new_dst))
+    proto = raw[6]
+    at = 40 + CSUM_OFFSET.get(proto, 0)
+    if proto not in CSUM_OFFSET or len(raw) < at + 2:
+        return bytes(raw)
+    field = int.from_bytes(raw[at:at + 2], "big")
+    if proto == 17 and field == 0:
+        return bytes(raw)
+    value = reverse_adjusted(field, str(spec["dst"]), new_dst)
+    value = 0xFFFF if proto == 17 and value == 0 else value
+    raw[at:at + 2] = value.to_bytes(2, "big")
+    return bytes(raw)
+
+
+def neutral_packet(spec: dict[str, object], new_dst: str, c_bit: bool) -> bytes:
+    """Checksum-neutral mapping (draft-herbert-intarea-ila): the locator becomes
+    new_dst's, the C-bit of the identifier is set if c_bit, and the identifier's
+    last 16 bits change so that the address's one's complement sum, and with
+    it every transport checksum, stays what it was. Derived from that property,
+    not from any implementation's formula; the payload is not touched."""
+    raw = bytearray(sent_packet(spec))
+    old = bytes(raw[24:40])
+    new = bytearray(inet_pton(AF_INET6, new_dst)[:8] + old[8:])
+    if c_bit:
+        new[8] |= 0x10
+
+    def sum14(b: bytes) -> int:  # every 16-bit word but the last
+        total = 0
+        for i in range(0, 14, 2):
+            total = _ones_add(total, int.from_bytes(b[i:i + 2], "big"))
+        return total
+    # sum(old) == sum(new): last_new = sum14(old) + last_old - sum14(new)
+    last = _ones_add(_ones_add(sum14(old), int.from_bytes(old[14:16], "big")), ~sum14(new) & 0xFFFF)
+    new[14:16] = last.to_bytes(2, "big")
+    raw[24:40] = new
+    return bytes(raw)
+
+
 def ether(l3: bytes, src: str, dst: str) -> bytes:
     return bytes(Ether(src=src, dst=dst, type=0x86DD)) + l3
 

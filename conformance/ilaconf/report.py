@@ -45,7 +45,7 @@ class Reporter:
     def add(self, r: Result) -> None:
         self.results.append(r)
         lines = [f"# {d}" if d else "#" for d in r.diagnostics]
-        if r.status != "pass" and r.detail:
+        if r.status not in ("pass", "skip") and r.detail:
             lines.insert(0, f"# {r.impl}:{r.case}: {r.detail}")
         lines.append(ktap_line(len(self.results), r))
         self.lines += lines

@@ -6,6 +6,7 @@ the capture, remove the routes, then judge the frames against the oracle and
 the golden capture.
 """
 
+import dataclasses
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
 from pathlib import Path
@@ -18,7 +19,7 @@ from scapy.packet import Raw
 from . import compare, control, packets, pcapng, topology
 from .cases import ROUTE_TYPES, Case
 from .guest import Guest, GuestError
-from .impls import IMPLS, Impl
+from .impls import IMPLS, Impl, rival
 from .report import Reporter, Result
 
 INJECT = "/bin/ila-inject"
@@ -78,6 +79,8 @@ def in_flow(case: Case, frame: bytes) -> bool:
     if frame[12:14] != ETH_IPV6 or len(frame) < 54:
         return False
     iid = IPv6Address(str(case.packet["dst"])).packed[8:]
+    if case.csum.startswith("neutral"):  # the C-bit and the last 16 bits change
+        return (frame[30:38] if case.path == "input" else frame[46:54])[1:6] == iid[1:6]
     # A local reply comes from the address the packet was delivered to.
     return (frame[30:38] if case.path == "input" else frame[46:54]) == iid
 
@@ -114,8 +117,16 @@ def expected_frames(case: Case) -> list[bytes] | None:
                    / Raw(packets.payload(p)))
         return [packets.ether(l3, topology.GUEST_MAC, topology.HOST_MAC)[:12] + ETH_IPV4 + l3]
     spec = oracle_spec(case)
-    l3 = (packets.translated_packet(spec, str(case.expect_dst)) if case.outcome == "translated"
-          else packets.sent_packet(spec))
+    if case.outcome != "translated":
+        l3 = packets.sent_packet(spec)
+    elif case.csum == "untouched":
+        l3 = packets.untouched_packet(spec, str(case.expect_dst))
+    elif case.csum in ("neutral", "neutral-auto"):
+        l3 = packets.neutral_packet(spec, str(case.expect_dst), c_bit=case.csum == "neutral")
+    elif case.csum == "reversed":
+        l3 = packets.reversed_packet(spec, str(case.expect_dst))
+    else:
+        l3 = packets.translated_packet(spec, str(case.expect_dst))
     if case.path == "input":
         return [packets.local_reply(spec, l3)]
     if case.path == "forward":
@@ -133,6 +144,17 @@ def check_valid(case: Case, frames: list[bytes]) -> tuple[str, list[str]] | None
         if IPv6Address(ip.dst) != want:
             return f"frame {i}: ipv6.dst {ip.dst}, expected {want}", []
         l4 = bytes(ip.payload)
+        if case.csum == "reversed":  # check the reversed adjustment of the right value
+            ip.dst = str(case.packet["dst"])
+            right = in6_chksum(ip.nh, ip, l4[:16] + b"\0\0" + l4[18:])
+            rev = packets.reverse_adjusted(right, str(case.packet["dst"]), str(want))
+            got = int.from_bytes(l4[16:18], "big")
+            if got != rev:
+                return (f"frame {i}: tcp.checksum 0x{got:04x}, the reversed adjustment "
+                        f"gives 0x{rev:04x}", [])
+            continue
+        if case.csum == "untouched":  # still the checksum of the original destination
+            ip.dst = str(case.packet["dst"])
         if in6_chksum(ip.nh, ip, l4) != 0:  # a correct checksum sums to zero
             fixed = in6_chksum(ip.nh, ip, l4[:16] + b"\0\0" + l4[18:])
             return (f"frame {i}: tcp.checksum 0x{int.from_bytes(l4[16:18], 'big'):04x} is wrong, "
@@ -140,7 +162,8 @@ def check_valid(case: Case, frames: list[bytes]) -> tuple[str, list[str]] | None
     return None
 
 
-def judge(case: Case, frames: list[bytes], paths: Paths, bless: bool) -> tuple[str, str, list[str]]:
+def judge(case: Case, frames: list[bytes], paths: Paths, bless: bool,
+          golden_check: bool = True) -> tuple[str, str, list[str]]:
     """(status, detail, diagnostics) from the oracle and the golden capture."""
     expected = expected_frames(case)
     if expected is None:
@@ -155,6 +178,8 @@ def judge(case: Case, frames: list[bytes], paths: Paths, bless: bool) -> tuple[s
             lines = compare.diff(exp, got)
             if lines:
                 return "fail", f"frame {i} differs from the oracle (scapy, full checksum recompute)", lines
+    if not golden_check:  # a deviation: only the oracle knows what it looks like
+        return "pass", "", []
     golden = golden_file(paths, case)
     if bless:
         comment = (f"{case.id} [{', '.join(case.requirements)}]: {case.verifies}"
@@ -194,16 +219,12 @@ def route_key(route: str) -> list[str]:
     return key
 
 
-def rival(impl: Impl) -> Impl:
-    """The implementation that competes with impl for LWTUNNEL_ENCAP_ILA."""
-    return IMPLS["intree"] if impl.name != "intree" else IMPLS["module"]
-
-
 class Session:
-    """One booted guest with one implementation loaded."""
+    """One booted guest; the implementation under test is loaded in turn."""
 
-    def __init__(self, guest: Guest, impl: Impl, paths: Paths) -> None:
-        self.guest, self.impl, self.paths = guest, impl, paths
+    def __init__(self, guest: Guest, paths: Paths) -> None:
+        self.guest, self.paths = guest, paths
+        self.impl: Impl | None = None
         self.fence = 0
 
     def must(self, verb: str, args: list[str]) -> list[str]:
@@ -215,7 +236,21 @@ class Session:
     def setup(self) -> None:
         for verb, args in topology.setup_steps():
             self.must(verb, args)
-        self.must("insmod", [self.impl.module_path])
+
+    def load(self, impl: Impl) -> str | None:
+        """Make impl the loaded implementation; why not, if it cannot be."""
+        if self.impl and self.impl.module_name != impl.module_name or \
+                self.impl and self.impl.module_path != impl.module_path:
+            self.must("rmmod", [self.impl.module_name])
+            self.impl = None
+        if self.impl is None:
+            self.guest.run("dmesg", [])
+            reply = self.guest.run("insmod", [impl.module_path])
+            if reply.rc != 0:
+                log = self.guest.run("dmesg", []).out
+                return " | ".join(reply.out) + "".join(f"\nkernel: {line}" for line in log)
+        self.impl = impl
+        return None
 
     def stats(self) -> dict[str, int]:
         if not self.impl.stats_file:
@@ -272,16 +307,31 @@ class Session:
 
     def run_case(self, case: "Case | control.ControlCase", bless: bool) -> Result:
         if isinstance(case, control.ControlCase):
+            if not self.impl.runs_control:
+                return Result(case.id, self.impl.name, "skip",
+                              "control-plane cases run in the implementation's default "
+                              "configuration (its own column) only", case.requirements)
             return self.run_control(case)
+        missing = [n for n in case.needs if n not in self.impl.features]
+        if missing:
+            return Result(case.id, self.impl.name, "skip",
+                          f"{self.impl.name} does not implement {', '.join(missing)}",
+                          case.requirements)
+        status, detail, diag = self.run_packet(case, bless)
+        return Result(case.id, self.impl.name, status, detail, case.requirements, diag)
 
-        def result(status: str, detail: str, diag: list[str] | None = None) -> Result:
-            return Result(case.id, self.impl.name, status, detail, case.requirements, diag or [])
-
-        for line in case.routes:
+    def run_packet(self, case: Case, bless: bool) -> tuple[str, str, list[str]]:
+        """Set up, send, tear down, then judge: the case's expectation, or its deviation."""
+        dev = case.deviations.get(self.impl.name)
+        for line in map(self.impl.route, case.routes):
             reply = self.guest.run("exec", ip_argv(line))
             if reply.rc != 0:
                 self.teardown(case)
-                return result("fail", f"route set-up failed ({reply.rc}): {line}: {' | '.join(reply.out)}")
+                text = " | ".join(reply.out)
+                if dev and dev.route_error and dev.route_error in text:
+                    return "xfail", dev.label, [f"route set-up refused as declared: {text}"]
+                return "fail", f"route set-up failed ({reply.rc}): {line}: {text}", \
+                    [f"declared deviation expects: {dev.route_error}"] if dev and dev.route_error else []
         before = self.stats() if case.stats is not None else {}
         rc, out, frames = self.send(case)
         after = self.stats() if case.stats is not None else {}
@@ -289,23 +339,47 @@ class Session:
         capture = self.paths.out / "pcaps" / self.impl.name / f"{case.id}.pcapng"
         pcapng.write(capture, frames, [f"{case.id} as captured from {self.impl.name}"] * len(frames))
         if left:
-            return result("fail", f"ILA routes left after the teardown: {left}")
+            return "fail", f"ILA routes left after the teardown: {left}", []
+        status, detail, diag = self.verdict(case, rc, out, frames, (before, after),
+                                            bless and not dev, golden=True)
+        if not dev:
+            return status, detail, diag
+        if status == "pass":
+            return "fail", (f"the declared deviation ({dev.label}) was not observed: the case "
+                            f"passes; remove [deviation.{self.impl.name}]"), []
+        alt = dataclasses.replace(
+            case, outcome=dev.outcome or case.outcome, expect_dst=dev.dst or case.expect_dst,
+            csum=dev.csum, inject_error=dev.inject_error, stats=None)
+        if dev.route_error:
+            alt_status, alt_detail, alt_diag = "fail", f"the route was accepted, not refused with '{dev.route_error}'", []
+        else:
+            alt_status, alt_detail, alt_diag = self.verdict(alt, rc, out, frames, ({}, {}), False,
+                                                            golden=False)
+        if alt_status == "pass":
+            return "xfail", dev.label, [f"instead of the requirement: {detail}"]
+        return "fail", detail, [*diag, f"nor the declared deviation ({dev.label}): {alt_detail}",
+                                *alt_diag]
+
+    def verdict(self, case: Case, rc: int, out: list[str], frames: list[bytes],
+                stats: tuple[dict[str, int], dict[str, int]], bless: bool,
+                golden: bool) -> tuple[str, str, list[str]]:
         if case.inject_error is not None:
             if rc == 0 or not any(case.inject_error in line for line in out):
-                return result("fail", f"expected the send to fail with '{case.inject_error}', "
-                              f"it returned {rc}: {' | '.join(out) or '(no output)'}")
+                return "fail", (f"expected the send to fail with '{case.inject_error}', "
+                                f"it returned {rc}: {' | '.join(out) or '(no output)'}"), []
         elif rc != 0:
-            return result("fail", f"injector failed ({rc}): {' | '.join(out)}")
+            return "fail", f"injector failed ({rc}): {' | '.join(out)}", []
         if case.stats is not None and self.impl.stats_file:
+            before, after = stats
             deltas = {k: after.get(k, 0) - before.get(k, 0) for k in after}
             want = {k: case.stats.get(k, 0) for k in deltas}
             unknown = set(case.stats) - set(deltas)
             if unknown or deltas != want:
                 lines = [f"{k:<28} expected +{want[k]:<4} observed +{deltas[k]}"
                          + ("" if want[k] == deltas[k] else "  <>") for k in sorted(deltas)]
-                return result("fail", f"{self.impl.stats_file} counters differ"
-                              + (f" (unknown: {sorted(unknown)})" if unknown else ""), lines)
-        return result(*judge(case, frames, self.paths, bless))
+                return "fail", (f"{self.impl.stats_file} counters differ"
+                                + (f" (unknown: {sorted(unknown)})" if unknown else "")), lines
+        return judge(case, frames, self.paths, bless, golden)
 
     def teardown(self, case: Case) -> list[str]:
         for line in case.teardown:
@@ -313,27 +387,57 @@ class Session:
         return self.leftover_ila_routes(purge=True)
 
 
-def run_impl(impl: Impl, cases: list[Case], paths: Paths, reporter: Reporter, accel: str,
-             bless: bool) -> None:
-    """Boot once for impl and run every case; a dead guest fails what is left, loudly."""
-    log = paths.out / "logs" / f"serial-{impl.name}.log"
-    done = 0
-    guest = None
+def golden_column(case) -> str:
+    """The column whose captures are blessed as the case's golden: ours, unless
+    the case needs a feature ours lacks."""
+    needs = set(getattr(case, "needs", []))
+    return next(name for name, impl in IMPLS.items() if needs <= impl.features)
+
+
+def run_columns(columns: list[Impl], cases: list, paths: Paths, reporter: Reporter, accel: str,
+                bless: bool) -> None:
+    """Every case against every column, in one boot, loading each implementation in turn.
+
+    A module that does not load fails its column's cases with the kernel's
+    log; a guest that dies fails the case that was running and the rest of
+    that column, and the next column boots a fresh guest.
+    """
+    guest: Guest | None = None
+    session: Session | None = None
+    boots = 0
     try:
-        guest = Guest(paths.kernel, paths.initrd, log, paths.out / "pcaps" / impl.name, accel)
-        session = Session(guest, impl, paths)
-        session.setup()
-        for case in cases:
-            reporter.add(session.run_case(case, bless))
-            done += 1
-    except GuestError as e:
-        detail = str(e).splitlines()
-        where = cases[done].id if done < len(cases) else "shutdown"
-        reporter.add(Result(cases[done].id if done < len(cases) else "guest", impl.name, "fail",
-                            f"guest failed during {where}: {detail[0]}", [], detail[1:]))
-        for case in cases[done + 1:]:
-            reporter.add(Result(case.id, impl.name, "fail",
-                                f"not run: the guest died during {where}", case.requirements))
+        for impl in columns:
+            done, started = 0, False
+            try:
+                if guest is None:
+                    boots += 1
+                    log = paths.out / "logs" / f"serial-{boots}.log"
+                    guest = Guest(paths.kernel, paths.initrd, log, paths.out / "pcaps", accel,
+                                  tag=str(boots))
+                    session = Session(guest, paths)
+                    session.setup()
+                why = session.load(impl)
+                if why:
+                    head, *kernel = why.splitlines()
+                    for case in cases:
+                        reporter.add(Result(case.id, impl.name, "fail",
+                                            f"not run: {impl.module_path} did not load: {head}",
+                                            case.requirements, kernel))
+                    continue
+                started = True
+                for case in cases:
+                    reporter.add(session.run_case(case, bless and impl.name == golden_column(case)))
+                    done += 1
+            except GuestError as e:
+                detail = str(e).splitlines()
+                where = cases[done].id if started and done < len(cases) else "boot and set-up"
+                for i, case in enumerate(cases[done:]):
+                    reporter.add(Result(case.id, impl.name, "fail",
+                                        f"guest failed during {where}: {detail[0]}" if i == 0
+                                        else f"not run: the guest died during {where}",
+                                        case.requirements, detail[1:] if i == 0 else []))
+                guest.close() if guest else None
+                guest = session = None
     finally:
         if guest:
             guest.close()
