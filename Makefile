@@ -6,12 +6,13 @@ SHELL := /bin/bash
 # Variables: IMPL=module  CASE=glob  QEMU_ACCEL=tcg|kvm  ILA_CACHE=dir
 .DEFAULT_GOAL := conformance
 
-IMPL       ?= module
+IMPL       ?= all
 CASE       ?= *
 QEMU_ACCEL ?= tcg
 PY         := /usr/bin/python3
 OUT        := out
 KBUILD     := kernel/build-kernel.sh
+KBUILD_MODULE := kernel/build-module.sh
 # The O= build directory of the cached kernel (outside the repository).
 KDIR        = $(shell $(KBUILD) --dir)
 CFLAGS_GUEST := -static -O2 -Wall -Wextra -Werror -std=gnu11
@@ -20,7 +21,7 @@ LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c
 LIB_HDR    := $(LIB_SRC:.c=.h)
 RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 
-.PHONY: deps kernel module guest initramfs lib-test conformance golden test matrix clean
+.PHONY: deps kernel module intree-patched guest initramfs lib-test conformance golden test matrix clean
 
 deps:
 	@scripts/deps.sh
@@ -30,12 +31,15 @@ kernel: deps
 
 # Copied into out/ so that kbuild never writes into the source directory.
 module: kernel
-	@rm -rf $(OUT)/build/ila_ref && mkdir -p $(OUT)/build && cp -r kernel/ila $(OUT)/build/ila_ref
-	@$(MAKE) --no-print-directory -C $(KDIR) M=$(CURDIR)/$(OUT)/build/ila_ref modules \
-		> $(OUT)/build/module.log 2>&1 || { \
-		echo "module: build FAILED; last lines of $(OUT)/build/module.log:"; \
-		tail -n 30 $(OUT)/build/module.log; exit 1; }
-	@echo "module: built $(OUT)/build/ila_ref/ila_ref.ko"
+	@ko=$$($(KBUILD_MODULE) $(KDIR) kernel/ila $(OUT)/build/ila_ref) && echo "module: built $$ko"
+
+# The in-tree module with kernel/patches/ applied, for the intree+patches column.
+intree-patched: kernel
+	@rm -rf $(OUT)/build/intree-patched && mkdir -p $(OUT)/build/intree-patched/net/ipv6
+	@ko=$$($(KBUILD_MODULE) $(KDIR) $(KDIR)/source/net/ipv6/ila \
+		$(OUT)/build/intree-patched/net/ipv6/ila \
+		--patch-root $(OUT)/build/intree-patched $(sort $(wildcard kernel/patches/*.patch))) && \
+		echo "intree-patched: built $$ko"
 
 $(OUT)/guest/init: guest-init/init.c
 	@mkdir -p $(@D)
@@ -51,10 +55,11 @@ $(OUT)/guest/ila-nl: guest-init/ila-nl.c $(LIB_SRC) $(LIB_HDR)
 
 guest: deps $(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl
 
-initramfs: module guest
+initramfs: module intree-patched guest
 	@guest-init/mkinitramfs.sh $(OUT)/initramfs.cpio.gz $(KDIR)/usr/gen_init_cpio \
 		$(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl \
-		$(OUT)/build/ila_ref/ila_ref.ko $(KDIR)/net/ipv6/ila/ila.ko
+		$(OUT)/build/ila_ref/ila_ref.ko $(KDIR)/net/ipv6/ila/ila.ko \
+		patched=$(OUT)/build/intree-patched/net/ipv6/ila/ila.ko
 
 $(OUT)/lib-tests: lib/tests/test_lib.c $(LIB_SRC) $(LIB_HDR)
 	@mkdir -p $(@D)

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Build an out-of-tree module against the cached kernel, from a copy.
+#
+#   build-module.sh KDIR SRC DEST [--patch-root ROOT PATCH...]
+#
+# SRC is copied to DEST (the source is never written to), optional patches
+# are applied with `patch -p1` in ROOT (a directory above DEST, for patches
+# written against the kernel tree), and kbuild builds DEST with M=DEST.
+# A failure prints the last lines of DEST.log and its path.
+set -euo pipefail
+
+kdir=$1 src=$2 dest=$3
+shift 3
+[ -d "$src" ] || { echo "build-module: $src is not a directory" >&2; exit 1; }
+[ -e "$src/Kbuild" ] || [ -e "$src/Makefile" ] ||
+	{ echo "build-module: $src has neither a Kbuild nor a Makefile" >&2; exit 1; }
+log=$dest.log
+rm -rf "$dest"
+mkdir -p "$dest"
+cp -r "$src"/. "$dest"/
+if [ "${1:-}" = --patch-root ]; then
+	root=$2
+	shift 2
+	for p in "$@"; do
+		patch -p1 --quiet --batch -d "$root" <"$p" >"$log" 2>&1 || {
+			echo "build-module: $p does not apply:" >&2
+			tail -n 20 "$log" >&2
+			exit 1
+		}
+		echo "build-module: applied $(basename "$p")" >&2
+	done
+fi
+make -C "$kdir" M="$(realpath "$dest")" modules >"$log" 2>&1 || {
+	echo "build-module: building $src FAILED; last lines of $log:" >&2
+	tail -n 30 "$log" >&2
+	exit 1
+}
+kos=$(find "$dest" -maxdepth 1 -name '*.ko' | sort)
+[ "$(echo "$kos" | grep -c .)" -eq 1 ] || {
+	echo "build-module: $src must build exactly one module, built: ${kos:-none}" >&2
+	exit 1
+}
+echo "$kos"
