@@ -3,7 +3,8 @@ SHELL := /bin/bash
 #   make conformance   build what is missing, boot the guest, run the cases
 #   make test          everything CI runs: lib unit tests + conformance
 #   make golden CASE=glob   bless golden captures from a run
-# Variables: IMPL=module  CASE=glob  QEMU_ACCEL=tcg|kvm  ILA_CACHE=dir
+# Variables: IMPL=all|intree|module,...|external:DIR  NAME=  EXPECT=file  CASE=glob
+#            QEMU_ACCEL=tcg|kvm  ILA_CACHE=dir
 .DEFAULT_GOAL := conformance
 
 IMPL       ?= all
@@ -21,7 +22,7 @@ LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c
 LIB_HDR    := $(LIB_SRC:.c=.h)
 RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 
-.PHONY: deps kernel module intree-patched guest initramfs lib-test conformance golden test matrix clean
+.PHONY: deps kernel module intree-patched externals guest initramfs lib-test conformance golden test matrix clean
 
 deps:
 	@scripts/deps.sh
@@ -55,11 +56,16 @@ $(OUT)/guest/ila-nl: guest-init/ila-nl.c $(LIB_SRC) $(LIB_HDR)
 
 guest: deps $(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl
 
-initramfs: module intree-patched guest
+# External implementations named in IMPL (external:DIR), see README.md.
+externals: kernel
+	@kernel/build-externals.sh $(KDIR) $(OUT)/build/external '$(IMPL)' '$(NAME)'
+
+initramfs: module intree-patched externals guest
 	@guest-init/mkinitramfs.sh $(OUT)/initramfs.cpio.gz $(KDIR)/usr/gen_init_cpio \
 		$(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl \
 		$(OUT)/build/ila_ref/ila_ref.ko $(KDIR)/net/ipv6/ila/ila.ko \
-		patched=$(OUT)/build/intree-patched/net/ipv6/ila/ila.ko
+		patched=$(OUT)/build/intree-patched/net/ipv6/ila/ila.ko \
+		$$(awk '{ print "ext=$(OUT)/build/external/" $$1 ".ko" }' $(OUT)/build/external/list)
 
 $(OUT)/lib-tests: lib/tests/test_lib.c $(LIB_SRC) $(LIB_HDR)
 	@mkdir -p $(@D)
@@ -69,7 +75,8 @@ lib-test: $(OUT)/lib-tests
 	@$(OUT)/lib-tests | tee $(OUT)/lib-tests.ktap; test $${PIPESTATUS[0]} -eq 0
 
 RUN_ARGS = --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
-	--impl '$(IMPL)' --case '$(CASE)' --accel $(QEMU_ACCEL) --out $(OUT)
+	--impl '$(IMPL)' --case '$(CASE)' --accel $(QEMU_ACCEL) --out $(OUT) \
+	--externals $(OUT)/build/external/list --expect '$(EXPECT)'
 
 conformance: initramfs
 	@$(RUN) run $(RUN_ARGS)

@@ -9,9 +9,18 @@ from . import cases, impls, report, runner
 
 def cmd_run(a: argparse.Namespace) -> int:
     try:
-        files = [(f, None) for f in sorted(Path(a.deviations).glob("*.toml"))]
+        selected = impls.parse_impls(a.impl, Path(a.externals))
+        files: list[tuple[Path, str | None]] = [
+            (f, None) for f in sorted(Path(a.deviations).glob("*.toml"))]
+        external = [i.name for i in selected if i.name not in impls.IMPLS]
+        if a.expect:
+            if not Path(a.expect).is_file():
+                raise ValueError(f"EXPECT={a.expect}: no such file")
+            if len(external) != 1:
+                raise ValueError(f"EXPECT= applies to one external implementation; IMPL names "
+                                 f"{len(external)}")
+            files.append((Path(a.expect), external[0]))
         chosen = cases.discover(Path(a.cases), a.case, files)
-        selected = impls.parse_impls(a.impl)
     except ValueError as e:
         print(f"ilaconf: {e}", file=sys.stderr)
         return 2
@@ -45,6 +54,9 @@ def main() -> int:
     r.add_argument("--case", default="*", help="glob over case ids such as tcp/output-syn")
     r.add_argument("--cases", default="conformance/cases")
     r.add_argument("--golden", default="pcaps")
+    r.add_argument("--externals", default="out/build/external/list",
+                   help="the externals kernel/build-externals.sh built")
+    r.add_argument("--expect", default="", help="deviations file for the external column")
     r.add_argument("--deviations", default="conformance/deviations",
                    help="directory of *.toml files of expected deviations")
     r.add_argument("--out", default="out")

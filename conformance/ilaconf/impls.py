@@ -9,6 +9,7 @@ saying so.
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -66,18 +67,43 @@ GROUPS = {
 }
 
 
-def parse_impls(text: str) -> list[Impl]:
-    """IMPL=all | a group | columns, comma separated; unknown names are an error."""
-    names: list[str] = []
+def read_externals(listing: Path | None) -> dict[str, Impl]:
+    """The externals kernel/build-externals.sh built: 'NAME MODULE KO SRC' per line."""
+    out = {}
+    if listing and listing.exists():
+        for line in listing.read_text().splitlines():
+            name, module, ko, src = line.split(" ", 3)
+            out[name] = Impl(name, ko, module, f"external: {src}", None)
+    return out
+
+
+def parse_impls(text: str, listing: Path | None = None) -> list[Impl]:
+    """IMPL=all | a group | columns | external:DIR | external:NAME=DIR, comma
+    separated; unknown names are an error naming the valid ones."""
+    externals = read_externals(listing)
+    by_src = {i.description.removeprefix("external: "): i for i in externals.values()}
+    names: list[Impl] = []
+    unknown = []
     for n in (n for n in text.split(",") if n):
-        for col in GROUPS.get(n, [n]):
-            if col not in names:
-                names.append(col)
-    unknown = [n for n in names if n not in IMPLS]
+        if n.startswith("external:"):
+            spec = n.removeprefix("external:")
+            name, _, src = spec.rpartition("=") if "=" in spec else ("", "", spec)
+            found = externals.get(name) if name else by_src.get(str(Path(src).resolve()))
+            if found is None and not name and len(externals) == 1:
+                found = next(iter(externals.values()))  # named by NAME=
+            if found is None:
+                raise ValueError(f"{n}: not built (run through make, which builds it with "
+                                 "kernel/build-externals.sh)")
+            chosen = [found]
+        else:
+            chosen = [IMPLS[c] for c in GROUPS.get(n, [n]) if c in IMPLS]
+            if not chosen:
+                unknown.append(n)
+        names += [c for c in chosen if c not in names]
     if unknown or not names:
-        valid = ", ".join([*GROUPS, *(n for n in IMPLS if n not in GROUPS)])
+        valid = ", ".join([*GROUPS, *(n for n in IMPLS if n not in GROUPS), "external:DIR"])
         raise ValueError(f"unknown IMPL {','.join(unknown) or repr(text)}: valid are {valid}")
-    return [IMPLS[n] for n in names]
+    return names
 
 
 def rival(impl: Impl) -> Impl:

@@ -46,7 +46,9 @@ class Reporter:
         self.results.append(r)
         lines = [f"# {d}" if d else "#" for d in r.diagnostics]
         if r.status not in ("pass", "skip") and r.detail:
-            lines.insert(0, f"# {r.impl}:{r.case}: {r.detail}")
+            ran = r.status == "fail" and r.requirements and not r.detail.startswith("not run")
+            reqs = f" [breaks {', '.join(r.requirements)}]" if ran else ""
+            lines.insert(0, f"# {r.impl}:{r.case}: {r.detail}{reqs}")
         lines.append(ktap_line(len(self.results), r))
         self.lines += lines
         print("\n".join(lines), flush=True)
