@@ -4,7 +4,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import cases, impls, report, runner
+from . import cases, deviations, impls, report, runner
 
 
 def cmd_run(a: argparse.Namespace) -> int:
@@ -13,6 +13,7 @@ def cmd_run(a: argparse.Namespace) -> int:
         files: list[tuple[Path, str | None]] = [
             (f, None) for f in sorted(Path(a.deviations).glob("*.toml"))]
         external = [i.name for i in selected if i.name not in impls.IMPLS]
+        deviations.register_columns(external)
         if a.expect:
             if not Path(a.expect).is_file():
                 raise ValueError(f"EXPECT={a.expect}: no such file")

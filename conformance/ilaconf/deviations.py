@@ -27,6 +27,15 @@ class DeviationError(ValueError):
     pass
 
 
+# Columns a deviation may name: ours and the in-tree ones, and the externals
+# of this run (registered by the command line).
+COLUMNS = set(IMPLS)
+
+
+def register_columns(names: list[str]) -> None:
+    COLUMNS.update(names)
+
+
 # adjusted: as the requirement says; untouched: only the destination is
 # rewritten; reversed: adjusted by old minus new locator (a sign error).
 CSUMS = ("adjusted", "untouched", "reversed")
@@ -64,8 +73,9 @@ def load_deviations(file: Path, data: object, packet: bool,
         raise DeviationError(f"{file}: 'deviation' must be a table of [deviation.COLUMN] tables")
     out = {}
     for col, d in data.items():
-        if col not in IMPLS:
-            raise DeviationError(f"{file}: deviation for unknown column '{col}' (known: {', '.join(IMPLS)})")
+        if col not in COLUMNS:
+            raise DeviationError(f"{file}: deviation for unknown column '{col}' "
+                                 f"(known: {', '.join(sorted(COLUMNS))})")
         if not isinstance(d, dict):
             raise DeviationError(f"{file}: [deviation.{col}] must be a table")
         allowed = DEVIATION_KEYS if packet else {"requirement", "reason"}
