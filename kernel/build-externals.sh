@@ -42,6 +42,10 @@ for spec in "${specs[@]}"; do
 	fi
 	echo "externals: building $name from $dir" >&2
 	ko=$("$here/build-module.sh" "$kdir" "$dir" "$outdir/$name.build")
+	[ "$(echo "$ko" | wc -l)" -eq 1 ] || {
+		echo "externals: $dir must build exactly one module, built:" $ko >&2
+		exit 1
+	}
 	cp "$ko" "$outdir/$name.ko"
 	modname=$(modinfo -F name "$outdir/$name.ko")
 	echo "externals: built $outdir/$name.ko (module $modname)" >&2
