@@ -4,15 +4,27 @@ SHELL := /bin/bash
 #   make test          everything CI runs: lib unit tests + conformance
 #   make golden CASE=glob   bless golden captures from a run
 # Variables: IMPL=all|intree|module,...|external:DIR  NAME=  EXPECT=file  CASE=glob
-#            QEMU_ACCEL=tcg|kvm  ILA_CACHE=dir
+#            KERNEL=default|debug  QEMU_ACCEL=tcg|kvm  ILA_CACHE=dir
+#   make reliability   the debug kernel: KUnit, fuzzing, load/unload cycles
 .DEFAULT_GOAL := conformance
 
 IMPL       ?= all
 CASE       ?= *
 QEMU_ACCEL ?= tcg
 PY         := /usr/bin/python3
+KERNEL     ?= default
+# KERNEL=debug: the same source with KASAN, kmemleak, lockdep and KUnit
+# (kernel/config/debug.config), in its own build and output directories.
+ifeq ($(KERNEL),default)
+FRAGMENTS  := $(CURDIR)/kernel/config/base.config
 OUT        := out
-KBUILD     := kernel/build-kernel.sh
+else ifeq ($(KERNEL),debug)
+FRAGMENTS  := $(CURDIR)/kernel/config/base.config $(CURDIR)/kernel/config/debug.config
+OUT        := out/debug
+else
+$(error KERNEL=$(KERNEL): use KERNEL=default or KERNEL=debug)
+endif
+KBUILD     := KERNEL_FRAGMENTS='$(FRAGMENTS)' kernel/build-kernel.sh
 KBUILD_MODULE := kernel/build-module.sh
 # The O= build directory of the cached kernel (outside the repository).
 KDIR        = $(shell $(KBUILD) --dir)
@@ -22,7 +34,8 @@ LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c
 LIB_HDR    := $(LIB_SRC:.c=.h)
 RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 
-.PHONY: deps kernel module intree-patched externals guest initramfs lib-test conformance golden test matrix clean
+.PHONY: deps kernel module intree-patched externals guest initramfs lib-test conformance golden test matrix clean \
+	reliability reliability-run
 
 deps:
 	@scripts/deps.sh
@@ -32,7 +45,7 @@ kernel: deps
 
 # Copied into out/ so that kbuild never writes into the source directory.
 module: kernel
-	@ko=$$($(KBUILD_MODULE) $(KDIR) kernel/ila $(OUT)/build/ila_ref) && echo "module: built $$ko"
+	@ko=$$($(KBUILD_MODULE) $(KDIR) kernel/ila $(OUT)/build/ila_ref) && echo "module: built" $$ko
 
 # The in-tree module with kernel/patches/ applied, for the intree+patches column.
 intree-patched: kernel
@@ -54,7 +67,11 @@ $(OUT)/guest/ila-nl: guest-init/ila-nl.c $(LIB_SRC) $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/ila-nl.c $(LIB_SRC)
 
-guest: deps $(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl
+$(OUT)/guest/ila-fuzz: guest-init/ila-fuzz.c $(LIB_SRC) $(LIB_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/ila-fuzz.c $(LIB_SRC)
+
+guest: deps $(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl $(OUT)/guest/ila-fuzz
 
 # External implementations named in IMPL (external:DIR), see README.md.
 externals: kernel
@@ -63,7 +80,7 @@ externals: kernel
 initramfs: module intree-patched externals guest
 	@guest-init/mkinitramfs.sh $(OUT)/initramfs.cpio.gz $(KDIR)/usr/gen_init_cpio \
 		$(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl \
-		$(OUT)/build/ila_ref/ila_ref.ko $(KDIR)/net/ipv6/ila/ila.ko \
+		$(OUT)/guest/ila-fuzz $(wildcard $(OUT)/build/ila_ref/*.ko) $(KDIR)/net/ipv6/ila/ila.ko \
 		patched=$(OUT)/build/intree-patched/net/ipv6/ila/ila.ko \
 		$$(awk '{ print "ext=$(OUT)/build/external/" $$1 ".ko" }' $(OUT)/build/external/list)
 
@@ -76,7 +93,8 @@ lib-test: $(OUT)/lib-tests
 
 RUN_ARGS = --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
 	--impl '$(IMPL)' --case '$(CASE)' --accel $(QEMU_ACCEL) --out $(OUT) \
-	--externals $(OUT)/build/external/list --expect '$(EXPECT)'
+	--externals $(OUT)/build/external/list --expect '$(EXPECT)' \
+	$(if $(filter debug,$(KERNEL)),--detectors)
 
 conformance: initramfs
 	@$(RUN) run $(RUN_ARGS)
@@ -86,14 +104,27 @@ golden: initramfs
 	@$(RUN) run $(RUN_ARGS) --bless
 
 # Runs both suites to the end, then one summary line over both.
+# Everything CI runs. Stale results are removed first: a step that cannot
+# run counts as a failure in the summary, never as an old pass.
 test:
+	@rm -f $(OUT)/lib-tests.ktap $(OUT)/results.ktap out/debug/reliability.ktap
 	@rc=0; $(MAKE) --no-print-directory lib-test || rc=1; \
 	$(MAKE) --no-print-directory conformance || rc=1; \
-	echo "# make test: lib unit tests and conformance cases together:"; \
-	$(RUN) summary $(OUT)/lib-tests.ktap $(OUT)/results.ktap || rc=1; exit $$rc
+	$(MAKE) --no-print-directory reliability || rc=1; \
+	echo "# make test: lib unit tests, conformance cases and reliability together:"; \
+	$(RUN) summary $(OUT)/lib-tests.ktap $(OUT)/results.ktap out/debug/reliability.ktap || rc=1; \
+	exit $$rc
 
 clean:
 	rm -rf $(OUT)
+
+# The reliability suite on the debug kernel, with its own "N passed, N failed".
+reliability:
+	@$(MAKE) --no-print-directory KERNEL=debug reliability-run
+
+reliability-run: initramfs
+	@$(RUN) reliability --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
+		--accel $(QEMU_ACCEL) --out $(OUT) $(if $(SEED),--seed $(SEED))
 
 # Regenerate CONFORMANCE.md's results matrix from the last run.
 matrix:

@@ -62,6 +62,10 @@ static void mount_filesystems(void)
 		    errno != EBUSY)
 			die(fs[i].dst);
 	}
+	/* kmemleak's interface, on kernels built with debugfs (KERNEL=debug) */
+	if (mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) &&
+	    errno != ENODEV && errno != ENOENT && errno != EBUSY)
+		die("/sys/kernel/debug");
 }
 
 /* Raw mode: no echo, no line editing, no CR/LF translation. */

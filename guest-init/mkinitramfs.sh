@@ -2,7 +2,7 @@
 # Write the guest's initramfs: our init, injector and netlink tool, the modules under test,
 # and the host's real iproute2 `ip` with the shared libraries it needs.
 #
-#   mkinitramfs.sh OUTPUT GEN_INIT_CPIO INIT INJECT ILA_NL [SUBDIR=]MODULE.ko...
+#   mkinitramfs.sh OUTPUT GEN_INIT_CPIO INIT INJECT ILA_NL [SUBDIR=]MODULE.ko|PROGRAM...
 #
 # The cpio list is sorted and timestamped 0, so the same inputs give the
 # same archive.
@@ -25,8 +25,13 @@ trap 'rm -f "$list"' EXIT
 	echo "file /bin/ila-inject $inject 0755 0 0"
 	echo "file /bin/ila-nl $ila_nl 0755 0 0"
 	echo "file /sbin/ip $ip 0755 0 0"
-	# MODULE.ko goes to /lib/modules/, SUBDIR=MODULE.ko to /lib/modules/SUBDIR/.
+	# MODULE.ko goes to /lib/modules/, SUBDIR=MODULE.ko to /lib/modules/SUBDIR/,
+	# any other file (a guest program) to /bin/.
 	for arg in "$@"; do
+		case $arg in *.ko) ;; *)
+			echo "file /bin/$(basename "$arg") $arg 0755 0 0"
+			continue ;;
+		esac
 		sub= ko=$arg
 		case $arg in *=*) sub=${arg%%=*}/ ko=${arg#*=} ;; esac
 		[ -z "$sub" ] || echo "dir /lib/modules/${sub%/} 0755 0 0"

@@ -4,7 +4,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import cases, deviations, impls, report, runner
+from . import cases, deviations, impls, reliability, report, runner
 
 
 def cmd_run(a: argparse.Namespace) -> int:
@@ -29,11 +29,45 @@ def cmd_run(a: argparse.Namespace) -> int:
         if not Path(f).exists():
             print(f"ilaconf: {f} is missing (run through make, which builds it)", file=sys.stderr)
             return 2
-    paths = runner.Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path(a.golden))
-    rep = report.Reporter(Path(a.out), len(chosen) * len(selected))
-    runner.run_columns(selected, chosen, paths, rep, a.accel, a.bless)
+    paths = runner.Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path(a.golden),
+                         debug_kernel=a.detectors)
+    rep = report.Reporter(Path(a.out), len(chosen) * len(selected) + (2 if a.detectors else 0))
+
+    scanned = []
+
+    def detectors(session: runner.Session) -> None:
+        # the debug kernel: a kmemleak scan after the cases, then the serial logs
+        owner = session.impl.module_name if session.impl else "ila_ref"
+        for r in reliability.kmemleak(session, owner=owner):
+            rep.add(r)
+        scanned.append(True)
+    for old in (Path(a.out) / "logs").glob("serial-*"):
+        old.unlink()  # a stale log of an earlier run must not be scanned
+    runner.run_columns(selected, chosen, paths, rep, a.accel, a.bless,
+                       after=detectors if a.detectors else None)
+    if a.detectors and not scanned:
+        rep.add(reliability.result("detectors/kmemleak", "fail",
+                                   "not scanned: the last guest died"))
+    if a.detectors:
+        rep.add(reliability.scan_logs(sorted((Path(a.out) / "logs").glob("serial-[0-9]*.log"))))
     failed = rep.finish()
     passed, failed, skipped = report.summarize([Path(a.out) / "results.ktap"])
+    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    return 1 if failed else 0
+
+
+def cmd_reliability(a: argparse.Namespace) -> int:
+    for f in (a.kernel, a.initrd):
+        if not Path(f).exists():
+            print(f"ilaconf: {f} is missing (run through make, which builds it)", file=sys.stderr)
+            return 2
+    paths = runner.Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path("pcaps"),
+                         debug_kernel=True)
+    rep = report.Reporter(Path(a.out), None, name="reliability")
+    print(f"# reliability: seed {a.seed} (replay with make reliability SEED={a.seed})")
+    reliability.run(paths, rep, a.accel, a.seed)
+    rep.finish()
+    passed, failed, skipped = report.summarize([Path(a.out) / "reliability.ktap"])
     print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     return 1 if failed else 0
 
@@ -63,7 +97,17 @@ def main() -> int:
     r.add_argument("--out", default="out")
     r.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
     r.add_argument("--bless", action="store_true", help="write golden captures from this run")
+    r.add_argument("--detectors", action="store_true",
+                   help="the debug kernel: add a kmemleak scan and a serial-log scan, and do "
+                   "not compare the TCP window of kernel-built segments with the golden")
     r.set_defaults(func=cmd_run)
+    rel = sub.add_parser("reliability", help="the debug kernel's detectors over fuzzing and cycles")
+    rel.add_argument("--kernel", required=True)
+    rel.add_argument("--initrd", required=True)
+    rel.add_argument("--out", default="out/debug")
+    rel.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
+    rel.add_argument("--seed", type=lambda v: int(v, 0), default=20261203)
+    rel.set_defaults(func=cmd_reliability)
     s = sub.add_parser("summary", help="sum KTAP totals into 'N passed, N failed'")
     s.add_argument("ktap", nargs="+")
     s.set_defaults(func=cmd_summary)

@@ -4,14 +4,16 @@ Every wait has a deadline; a guest that panics, hangs or goes silent raises
 GuestError carrying the tail of its serial console.
 """
 
+import contextlib
 import os
 import select
 import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +35,7 @@ class Reply:
 
 class Guest:
     def __init__(self, kernel: Path, initrd: Path, serial_log: Path, dump_dir: Path,
-                 accel: str = "tcg", tag: str = "1") -> None:
+                 accel: str = "tcg", tag: str = "1", memory: str = "256M") -> None:
         self.serial_log = serial_log
         self.tmp = Path(tempfile.mkdtemp(prefix="ilaconf-"))  # short paths for unix sockets
         self.frames: list[socket.socket] = []
@@ -55,7 +57,7 @@ class Guest:
         dump_dir.mkdir(parents=True, exist_ok=True)
         cmd = [
             "qemu-system-x86_64", "-nodefaults", "-no-reboot", "-display", "none",
-            "-accel", accel, "-m", "256M",
+            "-accel", accel, "-m", memory,
             "-kernel", str(kernel), "-initrd", str(initrd),
             "-append", "console=ttyS0 rdinit=/init panic=-1 panic_on_warn=1 oops=panic",
             "-chardev", f"file,id=con,path={serial_log}", "-serial", "chardev:con",
@@ -176,6 +178,27 @@ class Guest:
                         got[i] += self._drain(other) if other is not fence else []
                     return got
                 got[self.frames.index(sock)].append(frame)
+
+    @contextlib.contextmanager
+    def discarding_frames(self) -> Iterator[list[int]]:
+        """Read and drop the guest's frames while a long command runs, so that
+        bulk traffic never backs up in the sockets; yields a frame count."""
+        count = [0]
+        stop = threading.Event()
+
+        def drain() -> None:
+            while not stop.is_set():
+                ready, _, _ = select.select(self.frames, [], [], 0.1)
+                for sock in ready:
+                    sock.recv(65536)
+                    count[0] += 1
+        t = threading.Thread(target=drain, daemon=True)
+        t.start()
+        try:
+            yield count
+        finally:
+            stop.set()
+            t.join()
 
     @staticmethod
     def _drain(sock: socket.socket) -> list[bytes]:

@@ -35,10 +35,11 @@ def totals(results: list[Result]) -> dict[str, int]:
 class Reporter:
     """Prints each result as it comes, writes the files at the end."""
 
-    def __init__(self, out: Path, planned: int) -> None:
-        self.out = out
+    def __init__(self, out: Path, planned: int | None, name: str = "results") -> None:
+        """planned None: the plan line comes last, once the count is known."""
+        self.out, self.name, self.planned = out, name, planned
         self.results: list[Result] = []
-        self.lines = ["KTAP version 1", f"1..{planned}"]
+        self.lines = ["KTAP version 1"] + ([f"1..{planned}"] if planned is not None else [])
         for line in self.lines:
             print(line, flush=True)
 
@@ -57,11 +58,14 @@ class Reporter:
         t = totals(self.results)
         summary = (f"# Totals: pass:{t['pass']} fail:{t['fail']} xfail:{t['xfail']} xpass:0 "
                    f"skip:{t['skip']} error:0")
+        if self.planned is None:
+            self.lines.append(f"1..{len(self.results)}")
+            print(self.lines[-1])
         self.lines.append(summary)
         print(summary)
         self.out.mkdir(parents=True, exist_ok=True)
-        (self.out / "results.ktap").write_text("\n".join(self.lines) + "\n")
-        (self.out / "results.json").write_text(
+        (self.out / f"{self.name}.ktap").write_text("\n".join(self.lines) + "\n")
+        (self.out / f"{self.name}.json").write_text(
             json.dumps([asdict(r) for r in self.results], indent=2) + "\n")
         return t["fail"]
 

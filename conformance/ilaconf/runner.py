@@ -7,6 +7,7 @@ the golden capture.
 """
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
 from pathlib import Path
@@ -34,6 +35,9 @@ class Paths:
     initrd: Path
     out: Path  # out/
     golden: Path  # pcaps/
+    # The debug kernel's socket buffers are sized differently, so the window
+    # its TCP advertises differs from the default kernel's golden captures.
+    debug_kernel: bool = False
 
 
 def golden_file(paths: Paths, case: Case) -> Path:
@@ -194,11 +198,28 @@ def judge(case: Case, frames: list[bytes], paths: Paths, bless: bool,
     want = pcapng.read(golden)
     if len(want) != len(frames):
         return "fail", f"golden {golden} holds {len(want)} frame(s), captured {len(frames)}", []
+    masked = ""
+    if case.send == "tcp" and paths.debug_kernel:
+        # the window and the checksum over it; the checksum was verified above
+        want, frames = [mask_tcp_window(f) for f in want], [mask_tcp_window(f) for f in frames]
+        masked = " (TCP window and checksum not compared on the debug kernel)"
     for i, (exp, got) in enumerate(zip(want, frames)):
         lines = compare.diff(exp, got)
         if lines:
-            return "fail", f"frame {i} differs from the golden capture {golden}", lines
+            return "fail", f"frame {i} differs from the golden capture {golden}{masked}", lines
     return "pass", "", []
+
+
+def guest_memory(paths: Paths) -> str:
+    """256 MiB, with which the golden captures were made (the kernel sizes its
+    TCP buffers, and so the windows, by it); the debug kernel's KASAN shadow
+    and kmemleak want more."""
+    return "512M" if paths.debug_kernel else "256M"
+
+
+def mask_tcp_window(frame: bytes) -> bytes:
+    at = 14 + 40  # Ethernet, IPv6 (kernel-built segments carry no extension header)
+    return frame[:at + 14] + b"\0\0\0\0" + frame[at + 18:]
 
 
 def route_entries(lines: list[str]) -> list[str]:
@@ -417,7 +438,7 @@ def golden_column(case) -> str:
 
 
 def run_columns(columns: list[Impl], cases: list, paths: Paths, reporter: Reporter, accel: str,
-                bless: bool) -> None:
+                bless: bool, after: Callable[["Session"], None] | None = None) -> None:
     """Every case against every column, in one boot, loading each implementation in turn.
 
     A module that does not load fails its column's cases with the kernel's
@@ -435,7 +456,7 @@ def run_columns(columns: list[Impl], cases: list, paths: Paths, reporter: Report
                     boots += 1
                     log = paths.out / "logs" / f"serial-{boots}.log"
                     guest = Guest(paths.kernel, paths.initrd, log, paths.out / "pcaps", accel,
-                                  tag=str(boots))
+                                  tag=str(boots), memory=guest_memory(paths))
                     session = Session(guest, paths)
                     session.setup()
                 why = session.load(impl)
@@ -460,6 +481,8 @@ def run_columns(columns: list[Impl], cases: list, paths: Paths, reporter: Report
                                         case.requirements, detail[1:] if i == 0 else []))
                 guest.close() if guest else None
                 guest = session = None
+        if after and session:
+            after(session)
     finally:
         if guest:
             guest.close()
