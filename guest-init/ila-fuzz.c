@@ -161,40 +161,28 @@ struct nl {
 	uint32_t seq;
 };
 
+/* Send one request with the next sequence number: 0 or the kernel's -errno. */
 static int nl_request(struct nl *nl, struct nl_msg *m)
 {
-	static unsigned char buf[1 << 16];
 	char extack[256];
-	int err = 0;
+	int err = 0, rc;
 
 	m->hdr.nlmsg_seq = ++nl->seq;
-	if (send(nl->fd, m, m->hdr.nlmsg_len, 0) < 0)
-		die("send(netlink)");
-	for (;;) {
-		ssize_t n = recv(nl->fd, buf, sizeof(buf), 0);
-		int found;
-
-		if (n < 0)
-			die("recv(netlink)");
-		found = nl_parse_ack(buf, (size_t)n, m->hdr.nlmsg_seq, &err, extack, sizeof(extack));
-		if (found < 0) {
-			fprintf(stderr, "ila-fuzz: malformed netlink ack\n");
-			exit(1);
-		}
-		if (found)
-			return err;
+	rc = nl_transact(nl->fd, m, &err, extack, sizeof(extack));
+	if (rc == -1)
+		die("netlink request");
+	if (rc == -2) {
+		fprintf(stderr, "ila-fuzz: malformed netlink ack\n");
+		exit(1);
 	}
+	return err;
 }
 
 static void nl_open(struct nl *nl)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	int one = 1;
-
-	nl->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (nl->fd < 0 || bind(nl->fd, (struct sockaddr *)&sa, sizeof(sa)))
+	nl->fd = nl_route_socket(0);
+	if (nl->fd < 0)
 		die("netlink socket");
-	setsockopt(nl->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 	nl->seq = 0;
 }
 

@@ -71,16 +71,10 @@ static void __attribute__((noreturn)) sys_fail(const char *what)
 
 static int nl_open(uint32_t groups)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = groups };
-	int one = 1, fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC,
-				 NETLINK_ROUTE);
+	int fd = nl_route_socket(groups);
 
 	if (fd < 0)
-		sys_fail("socket(NETLINK_ROUTE)");
-	if (setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one)))
-		sys_fail("NETLINK_EXT_ACK");
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
-		sys_fail("bind(netlink)");
+		sys_fail("netlink socket");
 	return fd;
 }
 
@@ -106,26 +100,14 @@ static const char *errno_name(int err)
 /* Send one request and wait for its ack: 0, or the negative errno. */
 static int transact(int fd, struct nl_msg *m, int quiet)
 {
-	static unsigned char buf[RECV_BUF];
 	char extack[512];
-	int err = 0;
+	int err = 0, rc = nl_transact(fd, m, &err, extack, sizeof(extack));
 
-	if (send(fd, m, m->hdr.nlmsg_len, 0) < 0)
-		sys_fail("send(netlink)");
-	for (;;) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
-		int found;
-
-		if (n < 0)
-			sys_fail("recv(netlink)");
-		found = nl_parse_ack(buf, (size_t)n, m->hdr.nlmsg_seq, &err,
-				     extack, sizeof(extack));
-		if (found < 0) {
-			fprintf(stderr, "ila-nl: malformed netlink reply\n");
-			exit(2);
-		}
-		if (found)
-			break;
+	if (rc == -1)
+		sys_fail("netlink request");
+	if (rc == -2) {
+		fprintf(stderr, "ila-nl: malformed netlink reply\n");
+		exit(2);
 	}
 	if (err && !quiet) {
 		printf("nlerr %s (%d)\n", errno_name(-err), err);

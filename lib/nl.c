@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Minimal rtnetlink requests and acks (see nl.h). */
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "nl.h"
 
@@ -150,4 +152,42 @@ int nl_parse_ack(const void *buf, size_t len, uint32_t seq, int *err,
 		p += NLMSG_ALIGN(h->nlmsg_len);
 	}
 	return 0;
+}
+
+int nl_route_socket(uint32_t groups)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = groups };
+	int one = 1, fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC,
+				 NETLINK_ROUTE);
+
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int nl_transact(int fd, const struct nl_msg *m, int *err, char *extack,
+		size_t extack_len)
+{
+	static unsigned char buf[1 << 16];
+
+	if (send(fd, m, m->hdr.nlmsg_len, 0) < 0)
+		return -1;
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		int found;
+
+		if (n < 0)
+			return -1;
+		found = nl_parse_ack(buf, (size_t)n, m->hdr.nlmsg_seq, err,
+				     extack, extack_len);
+		if (found < 0)
+			return -2;
+		if (found)
+			return 0;
+	}
 }

@@ -50,6 +50,17 @@ int nl_parse_ack(const void *buf, size_t len, uint32_t seq, int *err,
  */
 int nl_attrs_valid(const void *attrs, size_t len);
 
+/* A NETLINK_ROUTE socket with extended acks, bound to @groups; -1 (errno). */
+int nl_route_socket(uint32_t groups);
+
+/*
+ * Send @m and read the replies up to its ack. Return: 0 with *err the
+ * kernel's answer (0 or a negative errno, its extack message in @extack),
+ * -1 when a system call failed (errno set), -2 when a reply was malformed.
+ */
+int nl_transact(int fd, const struct nl_msg *m, int *err, char *extack,
+		size_t extack_len);
+
 /* The first attribute of @type in a sequence, or NULL. */
 const struct nlattr *nl_attr_find(const void *attrs, size_t len,
 				  uint16_t type);

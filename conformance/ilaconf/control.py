@@ -21,6 +21,7 @@ encap type; the topology's placeholders ({host}, {dev}, ...) work too.
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,14 +80,19 @@ def fill(text: str) -> str:
                            f"{', '.join([*topology.PLACEHOLDERS, *IMPL_PLACEHOLDERS])})")
 
 
-def fill_json(v: object) -> object:
+def deep(v: object, fn: "Callable[[str], str]") -> object:
+    """fn applied to every string in nested lists and tables."""
     if isinstance(v, str):
-        return fill(v)
+        return fn(v)
     if isinstance(v, list):
-        return [fill_json(x) for x in v]
+        return [deep(x, fn) for x in v]
     if isinstance(v, dict):
-        return {k: fill_json(x) for k, x in v.items()}
+        return {k: deep(x, fn) for k, x in v.items()}
     return v
+
+
+def fill_json(v: object) -> object:
+    return deep(v, fill)
 
 
 def command(line: str) -> tuple[str, list[str]]:
@@ -240,15 +246,8 @@ def for_impl(line: str, names: dict[str, str]) -> str:
 
 def resolved(step: Step, names: dict[str, str]) -> Step:
     """The step with the implementation's names in its command and expectations."""
-    def sub(v: object) -> object:
-        if isinstance(v, str):
-            return for_impl(v, names)
-        if isinstance(v, list):
-            return [sub(x) for x in v]
-        if isinstance(v, dict):
-            return {k: sub(x) for k, x in v.items()}
-        return v
-    fields = {k: sub(v) for k, v in vars(step).items() if k != "deviation"}
+    fields = {k: deep(v, lambda t: for_impl(t, names))
+              for k, v in vars(step).items() if k != "deviation"}
     return Step(**fields, deviation={c: resolved(a, names) for c, a in step.deviation.items()})
 
 
