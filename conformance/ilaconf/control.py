@@ -10,6 +10,7 @@ exact status and output it must give (conformance/cases/control/*.toml).
     absent = ["regex"]   # none may match any line
     json = [{dst = "..."}]  # stdout is a JSON list; each table a subset of one element
     retry = 5            # seconds to repeat until it holds (asynchronous kernel work)
+    timeout = 600        # seconds the command may take (default 60)
     report = true        # the output is a figure: it goes into the report
 
 cleanup = [...] runs after the steps whatever happened, its status ignored.
@@ -31,7 +32,7 @@ from .deviations import Deviation, DeviationError, load_deviations
 BINARIES = {"ip": topology.IP, "ila-nl": "/bin/ila-nl", "ila-inject": "/bin/ila-inject"}
 AGENT_VERBS = {"insmod", "rmmod", "cat", "write", "dmesg"}
 STEP_KEYS = {"run", "rc", "stdout", "contains", "match", "absent", "json", "retry", "report",
-             "deviation"}
+             "timeout", "deviation"}
 IMPL_PLACEHOLDERS = ("module", "module_name", "other_module", "other_module_name")
 
 
@@ -50,6 +51,7 @@ class Step:
     json: list[dict] | None = None
     retry: float = 0
     report: bool = False
+    timeout: float = 60  # seconds the command may take (the debug kernel is slow)
     # per column: the expectations that hold instead (a declared deviation)
     deviation: dict[str, "Step"] = field(default_factory=dict)
 
@@ -136,7 +138,8 @@ def load_step(file: Path, n: int, raw: dict, run: str | None = None) -> Step:
                     match=[fill(s) for s in raw.get("match", [])],
                     absent=[fill(s) for s in raw.get("absent", [])],
                     json=fill_json(raw["json"]) if "json" in raw else None,
-                    retry=float(raw.get("retry", 0)), report=bool(raw.get("report", False)))
+                    retry=float(raw.get("retry", 0)), report=bool(raw.get("report", False)),
+                    timeout=float(raw.get("timeout", 60)))
         wrapped(step.run)
     except ControlError as e:
         raise ControlError(f"{file}: step {n}: {e}")
@@ -277,7 +280,7 @@ def run_steps(session, case: ControlCase, names: dict[str, str]) -> tuple[str, s
         alt = step.deviation.get(col)
         deadline = time.monotonic() + step.retry
         while True:
-            reply = session.guest.run(verb, args)
+            reply = session.guest.run(verb, args, timeout=step.timeout)
             bad = check(step, reply.rc, reply.out)
             alt_bad = check(alt, reply.rc, reply.out) if alt and bad else ["no deviation"]
             if not bad or not alt_bad or time.monotonic() >= deadline:
