@@ -6,6 +6,7 @@ SHELL := /bin/bash
 # Variables: IMPL=all|intree|module,...|external:DIR  NAME=  EXPECT=file  CASE=glob
 #            KERNEL=default|debug  QEMU_ACCEL=tcg|kvm  ILA_CACHE=dir
 #   make reliability   the debug kernel: KUnit, fuzzing, load/unload cycles
+#   make bench         ILA/plain ratios, translation cost, scale (BENCH_QUICK=1: smoke)
 .DEFAULT_GOAL := conformance
 
 IMPL       ?= all
@@ -34,7 +35,7 @@ LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c
 LIB_HDR    := $(LIB_SRC:.c=.h)
 RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 
-.PHONY: deps kernel module intree-patched externals guest initramfs lib-test conformance golden test matrix clean \
+.PHONY: bench deps kernel module intree-patched externals guest initramfs lib-test conformance golden test matrix clean \
 	reliability reliability-run
 
 deps:
@@ -71,7 +72,12 @@ $(OUT)/guest/ila-fuzz: guest-init/ila-fuzz.c $(LIB_SRC) $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/ila-fuzz.c $(LIB_SRC)
 
-guest: deps $(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl $(OUT)/guest/ila-fuzz
+$(OUT)/guest/ila-bench: guest-init/ila-bench.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_GUEST) -o $@ $<
+
+guest: deps $(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl $(OUT)/guest/ila-fuzz \
+	$(OUT)/guest/ila-bench
 
 # External implementations named in IMPL (external:DIR), see README.md.
 externals: kernel
@@ -80,7 +86,7 @@ externals: kernel
 initramfs: module intree-patched externals guest
 	@guest-init/mkinitramfs.sh $(OUT)/initramfs.cpio.gz $(KDIR)/usr/gen_init_cpio \
 		$(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl \
-		$(OUT)/guest/ila-fuzz $(wildcard $(OUT)/build/ila_ref/*.ko) $(KDIR)/net/ipv6/ila/ila.ko \
+		$(OUT)/guest/ila-fuzz $(OUT)/guest/ila-bench $(wildcard $(OUT)/build/ila_ref/*.ko) $(KDIR)/net/ipv6/ila/ila.ko \
 		patched=$(OUT)/build/intree-patched/net/ipv6/ila/ila.ko \
 		$$(awk '{ print "ext=$(OUT)/build/external/" $$1 ".ko" }' $(OUT)/build/external/list)
 
@@ -125,6 +131,12 @@ reliability:
 reliability-run: initramfs
 	@$(RUN) reliability --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
 		--accel $(QEMU_ACCEL) --out $(OUT) $(if $(SEED),--seed $(SEED))
+
+# A benchmark, not a test: make test only builds what it needs (initramfs).
+bench: initramfs
+	@scripts/deps.sh gnuplot-nox
+	@$(RUN) bench --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
+		--accel $(QEMU_ACCEL) --out $(OUT) $(if $(BENCH_QUICK),--quick)
 
 # Regenerate CONFORMANCE.md's results matrix from the last run.
 matrix:

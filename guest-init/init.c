@@ -9,8 +9,9 @@
  * captured, so kernel messages on the console (ttyS0) can never fake a pass.
  *
  * Protocol, one line each way, fields separated by single spaces:
- *   host:  ID VERB ARG...      VERB is exec, insmod, rmmod, write, cat,
- *                              dmesg (read and clear the kernel log), reboot
+ *   host:  ID VERB ARG...      VERB is exec, insmod (PATH [PARAM=VALUE...]),
+ *                              rmmod, write, cat, dmesg (read and clear the
+ *                              kernel log), reboot
  *   guest: ID out TEXT         zero or more lines of output
  *          ID rc N             last line: 0 on success
  *   guest: 0 ready RELEASE     once, when the agent starts
@@ -156,20 +157,33 @@ static void cmd_exec(const char *id, char **argv)
 					 128 + WTERMSIG(status));
 }
 
+/* insmod PATH [PARAM=VALUE...]: the parameters go to the module joined by spaces. */
 static void cmd_insmod(const char *id, char **argv)
 {
-	int fd;
+	char params[1024] = "";
+	size_t used = 0;
+	int fd, i;
 
 	if (!argv[0]) {
 		reply_errno(id, "insmod", EINVAL);
 		return;
+	}
+	for (i = 1; argv[i]; i++) {
+		int n = snprintf(params + used, sizeof(params) - used, "%s%s",
+				 used ? " " : "", argv[i]);
+
+		if (n < 0 || (size_t)n >= sizeof(params) - used) {
+			reply_errno(id, "insmod parameters", E2BIG);
+			return;
+		}
+		used += n;
 	}
 	fd = open(argv[0], O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		reply_errno(id, argv[0], errno);
 		return;
 	}
-	if (syscall(SYS_finit_module, fd, "", 0)) {
+	if (syscall(SYS_finit_module, fd, params, 0)) {
 		int err = errno;
 
 		close(fd);

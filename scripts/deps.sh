@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Install the Debian packages the suite needs, printing what it does.
-# Nothing is installed when everything is already there.
+# Nothing is installed when everything is already there. Arguments name
+# packages that one target needs on top (make bench: gnuplot-nox).
 set -euo pipefail
 
 packages=(
 	build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
 	linux-source-6.1 qemu-system-x86 python3-scapy tshark tcpdump
 	busybox-static iproute2 kmod patch
+	"$@"
 )
 
 missing=()

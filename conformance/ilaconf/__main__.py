@@ -4,7 +4,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import cases, deviations, impls, reliability, report, runner
+from . import bench, cases, deviations, impls, reliability, report, runner
 
 
 def cmd_run(a: argparse.Namespace) -> int:
@@ -72,6 +72,22 @@ def cmd_reliability(a: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_bench(a: argparse.Namespace) -> int:
+    for f in (a.kernel, a.initrd):
+        if not Path(f).exists():
+            print(f"ilaconf: {f} is missing (run through make, which builds it)", file=sys.stderr)
+            return 2
+    paths = runner.Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path("pcaps"))
+    settings = bench.Settings()
+    if a.quick:  # a smoke check: every workload once, the smallest scale
+        settings = bench.Settings(rounds=1, seconds=0.2, scale_counts=(1000,), iterations=20_000,
+                                  quick=True)
+    print(f"# bench: {settings.rounds} round(s) of {len(bench.WORKLOADS)} workloads x "
+          f"{len(bench.CONFIGS)} configurations ({', '.join(bench.CONFIGS)}), "
+          f"{settings.seconds} s each; scale {', '.join(map(str, settings.scale_counts))} routes")
+    return bench.run(paths, settings, a.accel)
+
+
 def cmd_summary(a: argparse.Namespace) -> int:
     passed, failed, skipped = report.summarize([Path(f) for f in a.ktap])
     print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
@@ -108,6 +124,13 @@ def main() -> int:
     rel.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
     rel.add_argument("--seed", type=lambda v: int(v, 0), default=20261203)
     rel.set_defaults(func=cmd_reliability)
+    b = sub.add_parser("bench", help="ILA/plain ratios in one boot (not a test)")
+    b.add_argument("--kernel", required=True)
+    b.add_argument("--initrd", required=True)
+    b.add_argument("--out", default="out")
+    b.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
+    b.add_argument("--quick", action="store_true", help="one short round: a smoke check")
+    b.set_defaults(func=cmd_bench)
     s = sub.add_parser("summary", help="sum KTAP totals into 'N passed, N failed'")
     s.add_argument("ktap", nargs="+")
     s.set_defaults(func=cmd_summary)

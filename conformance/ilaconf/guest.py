@@ -35,7 +35,8 @@ class Reply:
 
 class Guest:
     def __init__(self, kernel: Path, initrd: Path, serial_log: Path, dump_dir: Path,
-                 accel: str = "tcg", tag: str = "1", memory: str = "256M") -> None:
+                 accel: str = "tcg", tag: str = "1", memory: str = "256M",
+                 cmdline: str = "") -> None:
         self.serial_log = serial_log
         self.tmp = Path(tempfile.mkdtemp(prefix="ilaconf-"))  # short paths for unix sockets
         self.frames: list[socket.socket] = []
@@ -59,7 +60,7 @@ class Guest:
             "qemu-system-x86_64", "-nodefaults", "-no-reboot", "-display", "none",
             "-accel", accel, "-m", memory,
             "-kernel", str(kernel), "-initrd", str(initrd),
-            "-append", "console=ttyS0 rdinit=/init panic=-1 panic_on_warn=1 oops=panic",
+            "-append", f"console=ttyS0 rdinit=/init panic=-1 panic_on_warn=1 oops=panic {cmdline}".strip(),
             "-chardev", f"file,id=con,path={serial_log}", "-serial", "chardev:con",
             "-chardev", f"socket,id=ctl,path={self.tmp / 'ctl.sock'}", "-serial", "chardev:ctl",
             *netdevs,
@@ -180,25 +181,33 @@ class Guest:
                 got[self.frames.index(sock)].append(frame)
 
     @contextlib.contextmanager
-    def discarding_frames(self) -> Iterator[list[int]]:
-        """Read and drop the guest's frames while a long command runs, so that
-        bulk traffic never backs up in the sockets; yields a frame count."""
+    def serving_frames(self, answer: Callable[[bytes], bytes | None] = lambda frame: None
+                       ) -> Iterator[list[int]]:
+        """Read the guest's frames in a thread while a long command runs, so
+        that bulk traffic never backs up in the sockets; a frame answer()
+        returns goes back on the NIC the guest sent on. Yields a frame count."""
         count = [0]
         stop = threading.Event()
 
-        def drain() -> None:
+        def serve() -> None:
             while not stop.is_set():
                 ready, _, _ = select.select(self.frames, [], [], 0.1)
                 for sock in ready:
-                    sock.recv(65536)
+                    reply = answer(sock.recv(65536))
                     count[0] += 1
-        t = threading.Thread(target=drain, daemon=True)
+                    if reply is not None:
+                        self.send_frame(reply, self.frames.index(sock))
+        t = threading.Thread(target=serve, daemon=True)
         t.start()
         try:
             yield count
         finally:
             stop.set()
             t.join()
+
+    def discarding_frames(self) -> contextlib.AbstractContextManager[list[int]]:
+        """Drop the guest's frames while a long command runs."""
+        return self.serving_frames()
 
     @staticmethod
     def _drain(sock: socket.socket) -> list[bytes]:
