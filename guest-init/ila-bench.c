@@ -2,8 +2,8 @@
 /*
  * ila-bench: the load generator of make bench (netperf is not packaged).
  *
- *   ila-bench MODE dst=ADDR [port=N] [size=BYTES] [seconds=S]
- *             [client-ns=NAME] [server-ns=NAME|none]
+ *   ila-bench MODE dst=ADDR [dst2=ADDR] [port=N] [size=BYTES] [seconds=S]
+ *             [slice-ms=N] [first=1|2] [client-ns=NAME] [server-ns=NAME|none]
  *
  *   udp-pps     datagrams of size bytes, sent in bursts of 16 and received
  *   udp-rr      one datagram request, one datagram response of size bytes
@@ -16,12 +16,24 @@
  * namespace (ip netns NAME), so one loop drives sender and receiver and no
  * scheduler sits between them. server-ns=none has no local receiver: the
  * peer is the host, which echoes udp-rr datagrams; udp-pps then counts
- * what was sent. After a warm-up of a tenth of the run, it prints
+ * what was sent.
  *
- *   MODE size=N seconds=S ops=N rate=R lost=N
+ * With dst2, two flows run in alternating time slices of slice-ms (20 ms),
+ * flow "first" first: one to a destination on a plain route, one to a
+ * destination on an ILA route, say. Whatever slows the machine down then
+ * slows both alike, and their ratio is what make bench reports. Each flow
+ * gets a warm-up of a tenth of the run, then seconds of its own slices,
+ * and prints
+ *
+ *   MODE flow=N size=N seconds=S ops=N rate=R lost=N
  *
  * rate is operations (datagrams, messages or transactions) per second;
- * lost counts what did not arrive within a second. Errors exit 1, usage 2.
+ * lost counts what did not arrive within a second.
+ *
+ *   ila-bench write NS PATH VALUE
+ *
+ * writes VALUE to PATH from inside network namespace NS, for the per-netns
+ * sysctls under /proc/sys/net. Errors exit 1, usage 2.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -34,6 +46,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,14 +58,18 @@
 
 struct opts {
 	const char *mode, *client_ns, *server_ns;
-	struct sockaddr_in6 dst;
 	size_t size;
-	double seconds;
+	double seconds, slice;
+	int external;	/* server-ns=none: the peer is the host */
 };
 
-struct tally {
-	unsigned long ops, lost;
-	double seconds;
+/* One client-server pair and what it has done. */
+struct flow {
+	struct sockaddr_in6 dst;
+	int c, s;	/* client and server sockets; s < 0 when external */
+	unsigned long ops, lost, sent, refused;
+	unsigned long long bytes;
+	double busy;	/* seconds of its own slices */
 };
 
 static unsigned char buf[MAX_SIZE], rbuf[MAX_SIZE];
@@ -141,203 +159,269 @@ static int read_full(int fd, unsigned char *to, size_t len)
 }
 
 /*
- * Bound to the destination itself, so that responses come from the address
- * the client is connected to (with ILA, the SIR address the input route
- * restored), not from whatever source address selection picks.
+ * The server is bound to the destination itself, so that responses come
+ * from the address the client is connected to (with ILA, the SIR address
+ * the input route restored), not from what source selection picks.
  */
-static int server_udp(const struct opts *o)
+static int server_bound(const struct opts *o, const struct flow *f, int type)
 {
-	int fd = socket_in(o->server_ns, SOCK_DGRAM);
+	int fd = socket_in(o->server_ns, type);
 
-	set_int(fd, SOL_SOCKET, SO_RCVBUF, 4 << 20, "SO_RCVBUF");
-	if (bind(fd, (const struct sockaddr *)&o->dst, sizeof(o->dst)))
+	if (type == SOCK_DGRAM)
+		set_int(fd, SOL_SOCKET, SO_RCVBUF, 4 << 20, "SO_RCVBUF");
+	else
+		set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR");
+	if (bind(fd, (const struct sockaddr *)&f->dst, sizeof(f->dst)))
 		die("bind");
 	return fd;
 }
 
-static int client_connected(const struct opts *o, int type)
+static int client_connected(const struct opts *o, const struct flow *f, int type)
 {
 	int fd = socket_in(o->client_ns, type);
 
 	if (type == SOCK_STREAM)
 		set_int(fd, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY");
-	if (connect(fd, (const struct sockaddr *)&o->dst, sizeof(o->dst)))
+	if (connect(fd, (const struct sockaddr *)&f->dst, sizeof(f->dst)))
 		die("connect");
 	return fd;
 }
 
-/* A connected pair of TCP sockets, client end and server end. */
-static void tcp_pair(const struct opts *o, int *c, int *s)
+static void open_flow(const struct opts *o, struct flow *f)
 {
-	struct sockaddr_in6 any = { .sin6_family = AF_INET6,
-				    .sin6_port = o->dst.sin6_port };
-	int l = socket_in(o->server_ns, SOCK_STREAM);
+	int l;
 
-	set_int(l, SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR");
-	if (bind(l, (struct sockaddr *)&any, sizeof(any)) || listen(l, 1))
+	if (o->mode[0] == 'u') {
+		f->s = o->external ? -1 : server_bound(o, f, SOCK_DGRAM);
+		f->c = client_connected(o, f, SOCK_DGRAM);
+		return;
+	}
+	l = server_bound(o, f, SOCK_STREAM);
+	if (listen(l, 1))
 		die("listen");
-	*c = client_connected(o, SOCK_STREAM);
+	f->c = client_connected(o, f, SOCK_STREAM);
 	if (!wait_in(l))
 		die("accept (no connection within a second)");
-	*s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
-	if (*s < 0)
+	f->s = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	if (f->s < 0)
 		die("accept");
-	set_int(*s, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY");
+	set_int(f->s, IPPROTO_TCP, TCP_NODELAY, 1, "TCP_NODELAY");
 	close(l);
 }
 
-/* One operation of a mode; returns how many completed and how many were lost. */
-typedef void (*step_fn)(int c, int s, const struct opts *o,
-			unsigned long *ops, unsigned long *lost);
+/* One operation of a mode on one flow. */
+typedef void (*step_fn)(struct flow *f, const struct opts *o);
 
-static void drain_udp(int s, unsigned long *ops)
+static void drain(struct flow *f)
 {
-	while (recv(s, rbuf, sizeof(rbuf), MSG_DONTWAIT) > 0)
-		++*ops;
+	ssize_t n;
+
+	while ((n = recv(f->s, rbuf, sizeof(rbuf), MSG_DONTWAIT)) > 0) {
+		f->bytes += n;
+		f->ops++;
+	}
+	if (n == 0) {
+		errno = ECONNRESET;
+		die("tcp read");
+	}
 }
 
 /*
  * Datagrams still in flight count as lost until they arrive, so "lost" is
  * what was sent and not received, or refused by the sender's queue.
  */
-static void udp_pps(int c, int s, const struct opts *o, unsigned long *ops,
-		    unsigned long *lost)
+static void udp_pps(struct flow *f, const struct opts *o)
 {
-	static unsigned long sent, refused;
 	int i;
 
 	for (i = 0; i < BURST; i++) {
-		if (send(c, buf, o->size, 0) >= 0)
-			sent++;
+		if (send(f->c, buf, o->size, 0) >= 0)
+			f->sent++;
 		else if (errno == ENOBUFS || errno == EAGAIN)
-			refused++;
+			f->refused++;
 		else
 			die("send");
 	}
-	if (s >= 0)
-		drain_udp(s, ops);
+	if (f->s >= 0)
+		drain(f);
 	else
-		*ops = sent;	/* an external receiver counts for itself */
-	*lost = refused + sent - *ops;
+		f->ops = f->sent;	/* an external receiver counts for itself */
+	f->lost = f->refused + f->sent - f->ops;
 }
 
-static void udp_rr(int c, int s, const struct opts *o, unsigned long *ops,
-		   unsigned long *lost)
+static void udp_rr(struct flow *f, const struct opts *o)
 {
 	struct sockaddr_in6 peer;
 	socklen_t plen = sizeof(peer);
 	ssize_t n;
 
-	if (send(c, buf, o->size, 0) < 0)
+	if (send(f->c, buf, o->size, 0) < 0)
 		die("send request");
-	if (s >= 0) {
-		if (!wait_in(s)) {
-			++*lost;
+	if (f->s >= 0) {
+		if (!wait_in(f->s)) {
+			f->lost++;
 			return;
 		}
-		n = recvfrom(s, rbuf, sizeof(rbuf), 0, (struct sockaddr *)&peer, &plen);
-		if (n < 0 || sendto(s, rbuf, n, 0, (struct sockaddr *)&peer, plen) < 0)
+		n = recvfrom(f->s, rbuf, sizeof(rbuf), 0, (struct sockaddr *)&peer, &plen);
+		if (n < 0 || sendto(f->s, rbuf, n, 0, (struct sockaddr *)&peer, plen) < 0)
 			die("server");
 	}
-	if (!wait_in(c) || recv(c, rbuf, sizeof(rbuf), 0) != (ssize_t)o->size) {
-		++*lost;
+	if (!wait_in(f->c) || recv(f->c, rbuf, sizeof(rbuf), 0) != (ssize_t)o->size) {
+		f->lost++;
 		return;
 	}
-	++*ops;
+	f->ops++;
 }
 
-static void tcp_stream(int c, int s, const struct opts *o, unsigned long *ops,
-		       unsigned long *lost)
+static void tcp_stream(struct flow *f, const struct opts *o)
 {
-	static unsigned long long bytes;
-	ssize_t n;
 	int i;
 
-	(void)lost;
 	for (i = 0; i < BURST; i++)
-		if (send(c, buf, o->size, MSG_DONTWAIT) < 0) {
+		if (send(f->c, buf, o->size, MSG_DONTWAIT) < 0) {
 			if (errno != EAGAIN)
 				die("send");
 			break;
 		}
-	while ((n = recv(s, rbuf, sizeof(rbuf), MSG_DONTWAIT)) > 0)
-		bytes += n;
-	if (n == 0) {
-		errno = ECONNRESET;
-		die("tcp read");
-	}
-	*ops = bytes / o->size;
+	drain(f);
+	f->ops = f->bytes / o->size;	/* messages, not reads */
 }
 
-static void tcp_rr(int c, int s, const struct opts *o, unsigned long *ops,
-		   unsigned long *lost)
+static void tcp_rr(struct flow *f, const struct opts *o)
 {
-	if (send(c, buf, o->size, 0) != (ssize_t)o->size)
+	if (send(f->c, buf, o->size, 0) != (ssize_t)o->size)
 		die("send request");
-	if (!read_full(s, rbuf, o->size) ||
-	    send(s, rbuf, o->size, 0) != (ssize_t)o->size ||
-	    !read_full(c, rbuf, o->size)) {
-		++*lost;
+	if (!read_full(f->s, rbuf, o->size) ||
+	    send(f->s, rbuf, o->size, 0) != (ssize_t)o->size ||
+	    !read_full(f->c, rbuf, o->size)) {
+		f->lost++;
 		return;
 	}
-	++*ops;
+	f->ops++;
 }
 
-/* Run @step for the warm-up, then count for o->seconds. */
-static struct tally run(step_fn step, int c, int s, const struct opts *o)
+/*
+ * End a tcp-stream slice with nothing of its flow left to send or to
+ * read, so that none of its segments or ACKs are processed in the next
+ * flow's slice.
+ */
+static void settle(struct flow *f, const struct opts *o)
 {
-	unsigned long ops = 0, lost = 0;
-	double end, t0 = now();
-	struct tally t;
+	double give_up = now() + WAIT_MS / 1e3;
+	int unsent = 0;
+
+	if (o->mode[4] != 's')
+		return;
+	do {
+		drain(f);
+		f->ops = f->bytes / o->size;
+		if (ioctl(f->c, SIOCOUTQ, &unsent))
+			die("SIOCOUTQ");
+	} while (unsent && now() < give_up);
+}
+
+/* Run @step on @f for @seconds. */
+static void slice(step_fn step, struct flow *f, const struct opts *o, double seconds)
+{
+	double t0 = now(), end = t0 + seconds;
 	unsigned int i;
 
-	end = t0 + o->seconds / 10;
-	while (now() < end)
-		for (i = 0; i < 8; i++)
-			step(c, s, o, &ops, &lost);
-	t.ops = ops;
-	t.lost = lost;
-	t0 = now();
-	end = t0 + o->seconds;
 	do {
 		for (i = 0; i < 8; i++)
-			step(c, s, o, &ops, &lost);
+			step(f, o);
 	} while (now() < end);
-	t.seconds = now() - t0;
-	t.ops = ops - t.ops;
-	t.lost = lost - t.lost;
-	return t;
+	settle(f, o);
+	f->busy += now() - t0;
+}
+
+/*
+ * Warm both flows up, forget what they did, then alternate slices until
+ * each has had o->seconds.
+ */
+static void run(step_fn step, struct flow *flows, int n, int first,
+		const struct opts *o)
+{
+	int i, turn;
+
+	for (i = 0; i < n; i++)
+		slice(step, &flows[(first + i) % n], o, o->seconds / 10);
+	for (i = 0; i < n; i++) {
+		struct flow *f = &flows[i];
+
+		f->ops = f->lost = f->sent = f->refused = 0;
+		f->bytes = 0;
+		f->busy = 0;
+	}
+	for (turn = first; flows[turn % n].busy < o->seconds; turn++)
+		slice(step, &flows[turn % n], o, o->slice);
+	/* The other flow finishes its last slice too. */
+	for (i = 0; i < n; i++)
+		while (flows[i].busy < o->seconds)
+			slice(step, &flows[i], o, o->slice);
 }
 
 static int usage(const char *why)
 {
 	fprintf(stderr, "ila-bench: %s\nusage: ila-bench udp-pps|udp-rr|tcp-stream|tcp-rr "
-		"dst=ADDR [port=N] [size=BYTES] [seconds=S] [client-ns=NAME] "
-		"[server-ns=NAME|none]\n", why);
+		"dst=ADDR [dst2=ADDR] [port=N] [size=BYTES] [seconds=S] [slice-ms=N] "
+		"[first=1|2] [client-ns=NAME] [server-ns=NAME|none]\n"
+		"       ila-bench write NS PATH VALUE\n", why);
 	return 2;
+}
+
+/* ila-bench write NS PATH VALUE: @argv holds NS, PATH and VALUE. */
+static int write_in_ns(char **argv)
+{
+	size_t len = strlen(argv[2]);
+	int fd;
+
+	enter_ns(argv[0]);
+	fd = open(argv[1], O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		die(argv[1]);
+	if (write(fd, argv[2], len) != (ssize_t)len || close(fd))
+		die(argv[1]);
+	return 0;
+}
+
+static int parse_addr(const char *text, unsigned long port, struct flow *f)
+{
+	f->dst.sin6_family = AF_INET6;
+	f->dst.sin6_port = htons(port);
+	return inet_pton(AF_INET6, text, &f->dst.sin6_addr) == 1 ? 0 : -1;
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .size = 64, .seconds = 1.0 };
-	const char *dst = NULL;
-	unsigned long port = 9000;
-	int c = -1, s = -1, external = 0;
-	step_fn step;
-	struct tally t;
-	size_t i;
+	static const struct { const char *name; step_fn step; } modes[] = {
+		{ "udp-pps", udp_pps }, { "udp-rr", udp_rr },
+		{ "tcp-stream", tcp_stream }, { "tcp-rr", tcp_rr },
+	};
+	struct opts o = { .size = 64, .seconds = 1.0, .slice = 0.02 };
+	const char *dst[2] = { NULL, NULL };
+	struct flow flows[2] = { { .c = -1 }, { .c = -1 } };
+	unsigned long port = 9000, first = 1;
+	step_fn step = NULL;
+	int i, n;
 
 	if (argc < 2)
 		return usage("no mode");
 	o.mode = argv[1];
-	for (i = 2; i < (size_t)argc; i++) {
+	if (!strcmp(o.mode, "write"))
+		return argc == 5 ? write_in_ns(argv + 2) : usage("write wants NS PATH VALUE");
+	for (i = 0; i < (int)(sizeof(modes) / sizeof(modes[0])); i++)
+		if (!strcmp(o.mode, modes[i].name))
+			step = modes[i].step;
+	if (!step)
+		return usage("unknown mode");
+	for (i = 2; i < argc; i++) {
 		char *eq = strchr(argv[i], '='), *end;
 		const char *v = eq ? eq + 1 : "";
 		size_t klen = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
 
 #define KEY(k) (klen == strlen(k) && !strncmp(argv[i], k, klen))
-		if (KEY("dst")) {
-			dst = v;
+		if (KEY("dst") || KEY("dst2")) {
+			dst[klen == 4] = v;
 		} else if (KEY("port")) {
 			port = strtoul(v, &end, 0);
 			if (*end || !port || port > 65535)
@@ -350,38 +434,41 @@ int main(int argc, char **argv)
 			o.seconds = strtod(v, &end);
 			if (*end || o.seconds <= 0 || o.seconds > 600)
 				return usage("seconds must be in (0, 600]");
+		} else if (KEY("slice-ms")) {
+			o.slice = strtoul(v, &end, 0) / 1e3;
+			if (*end || o.slice <= 0 || o.slice > 10)
+				return usage("slice-ms must be 1..10000");
+		} else if (KEY("first")) {
+			first = strtoul(v, &end, 0);
+			if (*end || first < 1 || first > 2)
+				return usage("first must be 1 or 2");
 		} else if (KEY("client-ns")) {
 			o.client_ns = v;
 		} else if (KEY("server-ns")) {
-			external = !strcmp(v, "none");
-			o.server_ns = external ? NULL : v;
+			o.external = !strcmp(v, "none");
+			o.server_ns = o.external ? NULL : v;
 		} else {
 			return usage(argv[i]);
 		}
 #undef KEY
 	}
-	o.dst.sin6_family = AF_INET6;
-	o.dst.sin6_port = htons(port);
-	if (!dst || inet_pton(AF_INET6, dst, &o.dst.sin6_addr) != 1)
-		return usage("dst must be an IPv6 address");
-	for (i = 0; i < sizeof(buf); i++)
-		buf[i] = (unsigned char)(i * 7 + 1);
-
-	if (!strcmp(o.mode, "udp-pps") || !strcmp(o.mode, "udp-rr")) {
-		step = o.mode[4] == 'p' ? udp_pps : udp_rr;
-		if (!external)
-			s = server_udp(&o);
-		c = client_connected(&o, SOCK_DGRAM);
-	} else if (!strcmp(o.mode, "tcp-stream") || !strcmp(o.mode, "tcp-rr")) {
-		if (external)
-			return usage("tcp modes need a local server-ns");
-		step = o.mode[4] == 's' ? tcp_stream : tcp_rr;
-		tcp_pair(&o, &c, &s);
-	} else {
-		return usage("unknown mode");
+	if (o.external && o.mode[0] == 't')
+		return usage("tcp modes need a local server-ns");
+	n = dst[1] ? 2 : 1;
+	for (i = 0; i < n; i++) {
+		if (!dst[i] || parse_addr(dst[i], port, &flows[i]))
+			return usage("dst and dst2 must be IPv6 addresses");
 	}
-	t = run(step, c, s, &o);
-	printf("%s size=%zu seconds=%.3f ops=%lu rate=%.1f lost=%lu\n", o.mode,
-	       o.size, t.seconds, t.ops, t.ops / t.seconds, t.lost);
+	if (first > (unsigned long)n)
+		return usage("first=2 needs dst2");
+	for (i = 0; i < (int)sizeof(buf); i++)
+		buf[i] = (unsigned char)(i * 7 + 1);
+	for (i = 0; i < n; i++)
+		open_flow(&o, &flows[i]);
+	run(step, flows, n, first - 1, &o);
+	for (i = 0; i < n; i++)
+		printf("%s flow=%d size=%zu seconds=%.3f ops=%lu rate=%.1f lost=%lu\n",
+		       o.mode, i + 1, o.size, flows[i].busy, flows[i].ops,
+		       flows[i].ops / flows[i].busy, flows[i].lost);
 	return 0;
 }

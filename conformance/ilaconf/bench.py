@@ -1,22 +1,28 @@
 """make bench: what ILA costs on the data path and at scale, in one boot.
 
-Data path. Every workload runs under three configurations of the same
-addresses: a plain route, an ILA route with our module, and an ILA route
-with the in-tree module (adj-transport, patched: see IMPLS_BENCHED). Each
-round runs them in turn (A B C A B C ...); the result is each round's
-ILA/plain ratio, as median and min-max over the rounds. Absolute rates go
-to out/bench.json but are not the result: TCG and a noisy host move them.
+Data path. Every workload runs two flows in one ila-bench process, in
+alternating 20 ms slices: one to a destination on a plain route, one to a
+destination on an ILA route, with the same prefix lengths and next hops.
+Whatever slows the host down slows both alike; each run gives one
+ILA/plain ratio, and the result is the median and min-max over the rounds
+(which flow starts alternates from round to round). This is done for our
+module and for the in-tree module (adj-transport, patched: IMPLS_BENCHED),
+loaded in turn. Absolute rates go to out/bench.json but are not the result:
+TCG and a noisy host move them.
 
-    bench-a (client)                 bench-b (server)
-    va fd00:be::a  <---- veth ---->  vb fd00:be::b
-    3333:0:0:1:7777:0:1:0/128        lo 3333:0:0:1:7777:0:1:0 (the SIR address)
-      plain: via fd00:be::b          ILA input: local 2001:0:0:2:7777:0:1:0
-      ILA:   encap ila 2001:0:0:2      encap ila 3333:0:0:1 (back to the SIR)
+    bench-a (client)            veth            bench-b (server)
+    va fd00:be::a  <-------------------------->  vb fd00:be::b
+       3333:0:0:1:7777:0:3:0 (plain flow)           lo 3333:0:0:1:7777:0:1:0 (plain)
+       3333:0:0:1:7777:0:4:0 (ILA flow)             lo 3333:0:0:1:7777:0:2:0 (ILA)
 
-As in the seed, ILA translates twice per packet: on output at the client
-and on input at the server, whose socket sees the SIR address. The virtio
-workloads send from the root namespace through eth0 to this process, which
-counts the datagrams or echoes them from the SIR address.
+As in the seed, both ends use SIR addresses, and on the ILA flow every
+packet is translated twice: on output at its sender to the peer's locator
+(2001:0:0:2 for bench-b, 2001:0:0:3 for bench-a), and back to the SIR on
+input at its receiver, whose socket only ever sees SIR addresses. A
+request/response is four translations. The virtio workloads send from the
+root namespace through eth0 to this process, which counts the datagrams or
+echoes them from the SIR address (one translation per transaction: the
+host translates nothing).
 
 Translation. ila_ref_bench.ko times ila_ref_xlat() against an IPv6 route
 lookup in the same module load. Scale: ila-nl installs, dumps and deletes
@@ -44,9 +50,12 @@ BENCH_MODULE = "/lib/modules/ila_ref_bench.ko"
 NS_A, NS_B = "bench-a", "bench-b"
 MAC_A, MAC_B = "02:00:00:be:00:0a", "02:00:00:be:00:0b"
 LINK_A, LINK_B = "fd00:be::a", "fd00:be::b"
-SIR_VETH = "3333:0:0:1:7777:0:1:0"  # the server in bench-b
-SIR_NIC = "3333:0:0:1:7777:0:2:0"  # this process, through eth0
-SIR_LOCATOR, LOCATOR = "3333:0:0:1", "2001:0:0:2"
+SIR_LOCATOR = "3333:0:0:1"
+LOCATOR_B, LOCATOR_A = "2001:0:0:2", "2001:0:0:3"  # bench-b's (and the host's), bench-a's
+# SIR addresses: (plain flow, ILA flow)
+SERVER = ("3333:0:0:1:7777:0:1:0", "3333:0:0:1:7777:0:2:0")  # bench-b, on lo
+CLIENT = ("3333:0:0:1:7777:0:3:0", "3333:0:0:1:7777:0:4:0")  # bench-a, on va
+HOST = ("3333:0:0:1:7777:0:5:0", "3333:0:0:1:7777:0:6:0")  # this process, through eth0
 PORT = 9000
 SCALE_BASE = "3333:0:0:1:6666:1:0:0"  # ila-nl bulk counts up from here
 IMPLS_BENCHED = ("module", "intree+patches")
@@ -58,10 +67,13 @@ class Workload:
     path: str  # veth or virtio
     mode: str  # an ila-bench mode
     size: int  # payload bytes
+    # A diagnostic: with early demux off, the plain flow also pays the route
+    # lookup on input that the ILA flow's translated destination costs it.
+    early_demux: bool = True
 
     @property
     def name(self) -> str:
-        return f"{self.path} {self.mode} {self.size}B"
+        return f"{self.path} {self.mode} {self.size}B" + ("" if self.early_demux else " no-demux")
 
     @property
     def unit(self) -> str:
@@ -72,13 +84,15 @@ WORKLOADS = [
     *(Workload("veth", m, s) for m in ("udp-pps", "udp-rr", "tcp-stream", "tcp-rr")
       for s in (64, 1400)),
     *(Workload("virtio", m, s) for m in ("udp-pps", "udp-rr") for s in (64, 1400)),
+    *(Workload("veth", m, 64, early_demux=False) for m in ("udp-rr", "tcp-rr")),
 ]
+EARLY_DEMUX = ("/proc/sys/net/ipv4/tcp_early_demux", "/proc/sys/net/ipv4/udp_early_demux")
 
 
 @dataclass
 class Settings:
-    rounds: int = 5
-    seconds: float = 1.0
+    rounds: int = 7  # pairs per implementation and workload
+    seconds: float = 0.5
     scale_counts: tuple[int, ...] = (1000, 10_000, 100_000)
     iterations: int = 200_000  # per ila_ref_bench measurement
     quick: bool = False
@@ -97,22 +111,29 @@ class BenchError(RuntimeError):
     pass
 
 
-def ila_addr(sir: str) -> str:
-    """The SIR address with the locator written in, as the output route does."""
-    return str(IPv6Address(IPv6Address(LOCATOR + "::").packed[:8]
-                           + IPv6Address(sir).packed[8:]))
+def ila_addr(locator: str, sir: str) -> str:
+    """The SIR address with a locator written in, as an output route does."""
+    return str(IPv6Address(IPv6Address(locator + "::").packed[:8] + IPv6Address(sir).packed[8:]))
 
 
-def config_routes(impl: Impl | None) -> list[str]:
-    """ip commands that install a configuration (None: the plain routes)."""
-    if impl is None:
-        return [f"ip -n {NS_A} -6 route add {SIR_VETH}/128 via {LINK_B} dev va",
-                f"ip -6 route add {SIR_NIC}/128 via {topology.HOST_ADDR} dev eth0"]
+def plain_routes() -> list[str]:
+    """The plain flow's routes, the same for every implementation."""
+    return [f"ip -n {NS_A} -6 route add {SERVER[0]}/128 via {LINK_B} dev va src {CLIENT[0]}",
+            f"ip -n {NS_B} -6 route add {CLIENT[0]}/128 via {LINK_A} dev vb",
+            f"ip -6 route add {HOST[0]}/128 via {topology.HOST_ADDR} dev eth0"]
+
+
+def ila_routes(impl: Impl) -> list[str]:
+    """The ILA flow's routes in impl's configuration: output and input, both ways."""
     lines = [
-        f"ip -n {NS_A} -6 route add {SIR_VETH}/128 encap ila {LOCATOR} via {LINK_B} dev va",
-        f"ip -n {NS_B} -6 route add table local local {ila_addr(SIR_VETH)}/128 "
+        f"ip -n {NS_A} -6 route add {SERVER[1]}/128 encap ila {LOCATOR_B} via {LINK_B} dev va "
+        f"src {CLIENT[1]}",
+        f"ip -n {NS_B} -6 route add table local local {ila_addr(LOCATOR_B, SERVER[1])}/128 "
         f"encap ila {SIR_LOCATOR} dev lo",
-        f"ip -6 route add {SIR_NIC}/128 encap ila {LOCATOR} via {topology.HOST_ADDR} dev eth0",
+        f"ip -n {NS_B} -6 route add {CLIENT[1]}/128 encap ila {LOCATOR_A} via {LINK_A} dev vb",
+        f"ip -n {NS_A} -6 route add table local local {ila_addr(LOCATOR_A, CLIENT[1])}/128 "
+        f"encap ila {SIR_LOCATOR} dev lo",
+        f"ip -6 route add {HOST[1]}/128 encap ila {LOCATOR_B} via {topology.HOST_ADDR} dev eth0",
     ]
     return [impl.route(line) for line in lines]
 
@@ -136,7 +157,9 @@ def veth_setup() -> list[str]:
         f"ip -n {NS_B} -6 addr add {LINK_B}/64 dev vb nodad",
         f"ip -n {NS_A} -6 neigh add {LINK_B} lladdr {MAC_B} dev va nud permanent",
         f"ip -n {NS_B} -6 neigh add {LINK_A} lladdr {MAC_A} dev vb nud permanent",
-        f"ip -n {NS_B} -6 addr add {SIR_VETH}/128 dev lo nodad",
+        *(f"ip -n {NS_B} -6 addr add {addr}/128 dev lo nodad" for addr in SERVER),
+        *(f"ip -n {NS_A} -6 addr add {addr}/128 dev va nodad" for addr in CLIENT),
+        *plain_routes(),
     ]
 
 
@@ -152,30 +175,32 @@ def ones_adjust(csum: int, old: bytes, new: bytes) -> int:
 
 class Peer:
     """The host end of the virtio workloads: counts the guest's datagrams to
-    SIR_NIC (under any locator) and, when echoing, answers each from the SIR
-    address, as a peer whose input route restored it would."""
+    either HOST address (under any locator) and, when echoing, answers each
+    from its SIR address, as a peer whose input route restored it would."""
 
     def __init__(self) -> None:
         self.echo = False
         self.count = 0
-        self.sir = IPv6Address(SIR_NIC).packed
+        self.iids = {IPv6Address(a).packed[8:] for a in HOST}
+        self.sir_locator = IPv6Address(SIR_LOCATOR + "::").packed[:8]
         self.port = PORT.to_bytes(2, "big")
 
     def answer(self, f: bytes) -> bytes | None:
         if (len(f) < 62 or f[12:14] != b"\x86\xdd" or f[20] != 17 or f[56:58] != self.port
-                or f[46:54] != self.sir[8:]):
+                or f[46:54] not in self.iids):
             return None
         self.count += 1
         if not self.echo:
             return None
         csum = int.from_bytes(f[60:62], "big")
         if csum:  # the pseudo-header's source is now the SIR, its destination the sender
-            csum = ones_adjust(csum, f[38:46], self.sir[:8])
-        return (f[6:12] + f[0:6] + f[12:21] + b"\x40" + self.sir + f[22:38]
+            csum = ones_adjust(csum, f[38:46], self.sir_locator)
+        return (f[6:12] + f[0:6] + f[12:21] + b"\x40" + self.sir_locator + f[46:54] + f[22:38]
                 + f[56:58] + f[54:56] + f[58:60] + csum.to_bytes(2, "big") + f[62:])
 
 
-RESULT = re.compile(r"^(\S+) size=(\d+) seconds=([\d.]+) ops=(\d+) rate=([\d.]+) lost=(\d+)$")
+RESULT = re.compile(r"^(\S+) flow=([12]) size=(\d+) seconds=([\d.]+) ops=(\d+) rate=([\d.]+) "
+                    r"lost=(\d+)$")
 MICRO = re.compile(r"ila_ref_bench: calls=(\d+) xlat_total_ns=(\d+) lookup_total_ns=(\d+) "
                    r"lookup_count=(\d+)")
 
@@ -199,8 +224,8 @@ class Bench:
         return reply.out
 
     def use(self, name: str) -> None:
-        """Load the implementation of a configuration (plain keeps what is loaded)."""
-        if name == "plain" or (self.s.impl and self.s.impl.name == name):
+        """Make IMPLS[name] the loaded implementation."""
+        if self.s.impl and self.s.impl.name == name:
             return
         impl = IMPLS[name]
         if self.s.impl and self.s.impl.module_path != impl.module_path:
@@ -221,22 +246,31 @@ class Bench:
                 raise BenchError(f"rmmod {self.s.impl.module_name}: {' | '.join(reply.out)} for 30 s")
             time.sleep(0.2)
 
-    def workload(self, w: Workload, config: str) -> None:
-        dst, ends = (SIR_VETH, [f"client-ns={NS_A}", f"server-ns={NS_B}"]) if w.path == "veth" \
-            else (SIR_NIC, ["server-ns=none"])
-        argv = [BENCH, w.mode, f"dst={dst}", f"port={PORT}", f"size={w.size}",
-                f"seconds={self.settings.seconds}", *ends]
+    def workload(self, w: Workload, impl: str, first: int) -> None:
+        """One run of both flows: plain (flow 1) and ILA (flow 2)."""
+        ends = [f"client-ns={NS_A}", f"server-ns={NS_B}"] if w.path == "veth" else ["server-ns=none"]
+        dst = SERVER if w.path == "veth" else HOST
+        argv = [BENCH, w.mode, f"dst={dst[0]}", f"dst2={dst[1]}", f"port={PORT}", f"size={w.size}",
+                f"seconds={self.settings.seconds}", f"first={first}", *ends]
         self.peer.echo, self.peer.count = w.mode == "udp-rr", 0
-        out = self.exec(argv, timeout=60 + 20 * self.settings.seconds)
-        m = RESULT.match(out[-1]) if out else None
-        if not m or int(m.group(4)) == 0:
-            raise BenchError(f"{' '.join(argv)}: no operations completed: {' | '.join(out)}")
-        self.fig.rates.setdefault(w.name, {}).setdefault(config, []).append(float(m.group(5)))
-        lost = self.fig.lost.setdefault(w.name, {})
-        lost[config] = lost.get(config, 0) + int(m.group(6))
+        self.early_demux(w.early_demux)
+        out = self.exec(argv, timeout=60 + 40 * self.settings.seconds)
+        flows = [m for line in out if (m := RESULT.match(line))]
+        if len(flows) != 2 or any(int(m.group(5)) == 0 for m in flows):
+            raise BenchError(f"{' '.join(argv)}: no operations on a flow: {' | '.join(out)}")
+        for m, key in zip(flows, (f"plain/{impl}", impl)):
+            self.fig.rates.setdefault(w.name, {}).setdefault(key, []).append(float(m.group(6)))
+            lost = self.fig.lost.setdefault(w.name, {})
+            lost[key] = lost.get(key, 0) + int(m.group(7))
         if w.path == "virtio":
             got = self.fig.delivered.setdefault(w.name, {})
-            got[config] = got.get(config, 0) + self.peer.count
+            got[impl] = got.get(impl, 0) + self.peer.count  # both flows
+
+    def early_demux(self, on: bool) -> None:
+        """The per-netns sysctls (net.ipv4.* also rule IPv6) in both namespaces."""
+        for ns in (NS_A, NS_B):
+            for path in EARLY_DEMUX:
+                self.exec([BENCH, "write", ns, path, "1" if on else "0"])
 
     def micro(self, count: int, base: str) -> dict[str, float]:
         """One ila_ref_bench load: ns per translation and per lookup over count routes."""
@@ -253,31 +287,34 @@ class Bench:
         return {"xlat_ns": int(m.group(2)) / calls, "lookup_ns": int(m.group(3)) / calls}
 
     def rounds(self) -> None:
+        """Per implementation: its ILA routes, then every workload's rounds."""
+        for impl in IMPLS_BENCHED:
+            self.use(impl)
+            routes = ila_routes(IMPLS[impl])
+            for line in routes:
+                self.ip(line)
+            try:
+                for w in WORKLOADS:
+                    for r in range(self.settings.rounds):
+                        self.workload(w, impl, first=1 + r % 2)
+            finally:
+                for line in reversed(routes):
+                    self.ip(unroute(line))
+            self.log(f"bench: {impl}: {self.settings.rounds} rounds of {len(WORKLOADS)} "
+                     "workloads done")
+        self.use("module")
         micro_route = f"ip -6 route add {SCALE_BASE}/128 dev eth0"
-        for r in range(self.settings.rounds):
-            for config in CONFIGS:
-                self.use(config)
-                routes = config_routes(None if config == "plain" else IMPLS[config])
-                for line in routes:
-                    self.ip(line)
-                try:
-                    for w in WORKLOADS:
-                        self.workload(w, config)
-                finally:
-                    for line in reversed(routes):
-                        self.ip(unroute(line))
-                if config == "module":
-                    self.ip(micro_route)
-                    self.fig.xlat.append(self.micro(1, SCALE_BASE))
-                    self.ip(unroute(micro_route))
-            self.log(f"bench: round {r + 1} of {self.settings.rounds} done")
+        self.ip(micro_route)
+        for _ in range(self.settings.rounds):
+            self.fig.xlat.append(self.micro(1, SCALE_BASE))
+        self.ip(unroute(micro_route))
 
     def scale(self) -> None:
         self.use("module")
         for n in self.settings.scale_counts:
             row: dict[str, object] = {"routes": n}
             for kind in ("plain", "ila"):
-                loc = ["locator", LOCATOR] if kind == "ila" else []
+                loc = ["locator", LOCATOR_B] if kind == "ila" else []
                 timeout = 120 + n / 50
                 add = self.exec([NL, "bulk", "add", str(n), SCALE_BASE, "dev", "eth0", *loc],
                                 timeout=timeout)
@@ -313,7 +350,7 @@ def summarize(fig: Figures, settings: Settings, release: str) -> dict[str, objec
     workloads = []
     for w in WORKLOADS:
         rates = fig.rates[w.name]
-        ratios = {impl: [i / p for i, p in zip(rates[impl], rates["plain"])]
+        ratios = {impl: [i / p for i, p in zip(rates[impl], rates[f"plain/{impl}"])]
                   for impl in IMPLS_BENCHED}
         workloads.append({
             "name": w.name, "path": w.path, "mode": w.mode, "size": w.size, "unit": w.unit,
@@ -338,12 +375,12 @@ def summarize(fig: Figures, settings: Settings, release: str) -> dict[str, objec
 def table(result: dict[str, object]) -> list[str]:
     cols = IMPLS_BENCHED
     lines = [f"# ILA/plain ratio, median [min-max] over {result['rounds']} rounds of "
-             f"{result['seconds']} s; plain rate in the same boot (TCG, not a result)",
+             f"{result['seconds']} s pairs; the plain rate of the module's pairs (TCG, not a result)",
              f"{'workload':<26}" + "".join(f"{c:>26}" for c in cols) + f"{'plain (median)':>22}"]
     for w in result["workloads"]:
         cells = "".join(f"{r['median']:>10.3f} [{r['min']:.3f}-{r['max']:.3f}]"
                         for r in (w["ratio"][c] for c in cols))
-        plain = statistics.median(w["rates"]["plain"])
+        plain = statistics.median(w["rates"]["plain/module"])
         lines.append(f"{w['name']:<26}{cells}{plain:>14.0f} {w['unit']}")
     t = result["translation"]
     lines += ["", f"translation (ila_ref_xlat, UDP): {t['xlat_ns']['median']:.1f} ns per call; "
