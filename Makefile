@@ -7,6 +7,7 @@ SHELL := /bin/bash
 #            KERNEL=default|debug  QEMU_ACCEL=tcg|kvm  ILA_CACHE=dir
 #   make reliability   the debug kernel: KUnit, fuzzing, load/unload cycles
 #   make bench         ILA/plain ratios, translation cost, scale (BENCH_QUICK=1: smoke)
+#   make bench-doc     BENCH.md's figures and BENCH.svg from the last make bench
 .DEFAULT_GOAL := conformance
 
 IMPL       ?= all
@@ -35,7 +36,7 @@ LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c
 LIB_HDR    := $(LIB_SRC:.c=.h)
 RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 
-.PHONY: bench deps kernel module intree-patched externals guest initramfs lib-test conformance golden test matrix clean \
+.PHONY: bench bench-doc deps kernel module intree-patched externals guest initramfs lib-test conformance golden test matrix clean \
 	reliability reliability-run
 
 deps:
@@ -137,6 +138,10 @@ bench: initramfs
 	@scripts/deps.sh gnuplot-nox
 	@$(RUN) bench --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
 		--accel $(QEMU_ACCEL) --out $(OUT) $(if $(BENCH_QUICK),--quick)
+
+# BENCH.md's figures and BENCH.svg from the last make bench.
+bench-doc:
+	@$(RUN) bench-doc $(OUT)/bench.json BENCH.md
 
 # Regenerate CONFORMANCE.md's results matrix from the last run.
 matrix:

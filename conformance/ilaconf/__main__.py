@@ -1,10 +1,12 @@
 """Command line: python3 -m ilaconf run|summary ... (the Makefile calls it)."""
 
 import argparse
+import json
+import shutil
 import sys
 from pathlib import Path
 
-from . import bench, cases, deviations, impls, reliability, report, runner
+from . import bench, cases, deviations, impls, matrix, reliability, report, runner
 
 
 def cmd_run(a: argparse.Namespace) -> int:
@@ -82,10 +84,26 @@ def cmd_bench(a: argparse.Namespace) -> int:
     if a.quick:  # a smoke check: every workload once, the smallest scale
         settings = bench.Settings(rounds=1, seconds=0.2, scale_counts=(1000,), iterations=20_000,
                                   quick=True)
-    print(f"# bench: {settings.rounds} round(s) of {len(bench.WORKLOADS)} workloads x "
-          f"{len(bench.CONFIGS)} configurations ({', '.join(bench.CONFIGS)}), "
+    print(f"# bench: {len(bench.WORKLOADS)} workloads x {settings.rounds} round(s) for each of "
+          f"{', '.join(bench.IMPLS_BENCHED)}: a plain and an ILA flow in alternating slices, "
           f"{settings.seconds} s each; scale {', '.join(map(str, settings.scale_counts))} routes")
     return bench.run(paths, settings, a.accel)
+
+
+def cmd_bench_doc(a: argparse.Namespace) -> int:
+    """BENCH.md's figures and BENCH.svg from the last make bench."""
+    data, doc = Path(a.json), Path(a.doc)
+    if not data.exists():
+        print(f"bench-doc: {data} missing: run make bench first", file=sys.stderr)
+        return 2
+    result = json.loads(data.read_text())
+    problem = matrix.update_section(doc, bench.DOC_BEGIN, bench.DOC_END, bench.markdown(result))
+    if problem:
+        print(f"bench-doc: {problem}", file=sys.stderr)
+        return 2
+    shutil.copyfile(data.with_suffix(".svg"), doc.with_suffix(".svg"))
+    print(f"bench-doc: {doc} and {doc.with_suffix('.svg')} updated from {data}")
+    return 0
 
 
 def cmd_summary(a: argparse.Namespace) -> int:
@@ -131,6 +149,10 @@ def main() -> int:
     b.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
     b.add_argument("--quick", action="store_true", help="one short round: a smoke check")
     b.set_defaults(func=cmd_bench)
+    d = sub.add_parser("bench-doc", help="write the last bench's figures into BENCH.md")
+    d.add_argument("json")
+    d.add_argument("doc")
+    d.set_defaults(func=cmd_bench_doc)
     s = sub.add_parser("summary", help="sum KTAP totals into 'N passed, N failed'")
     s.add_argument("ktap", nargs="+")
     s.set_defaults(func=cmd_summary)

@@ -56,10 +56,12 @@ LOCATOR_B, LOCATOR_A = "2001:0:0:2", "2001:0:0:3"  # bench-b's (and the host's),
 SERVER = ("3333:0:0:1:7777:0:1:0", "3333:0:0:1:7777:0:2:0")  # bench-b, on lo
 CLIENT = ("3333:0:0:1:7777:0:3:0", "3333:0:0:1:7777:0:4:0")  # bench-a, on va
 HOST = ("3333:0:0:1:7777:0:5:0", "3333:0:0:1:7777:0:6:0")  # this process, through eth0
+SERVER_PLAIN2 = "3333:0:0:1:7777:0:7:0"  # bench-b: the plain/plain control's second flow
 PORT = 9000
 SCALE_BASE = "3333:0:0:1:6666:1:0:0"  # ila-nl bulk counts up from here
+# The in-tree module as patched: unpatched, adj-transport gets every
+# checksum wrong (CONFORMANCE.md), and costs the same.
 IMPLS_BENCHED = ("module", "intree+patches")
-CONFIGS = ("plain", *IMPLS_BENCHED)
 
 
 @dataclass(frozen=True)
@@ -70,10 +72,14 @@ class Workload:
     # A diagnostic: with early demux off, the plain flow also pays the route
     # lookup on input that the ILA flow's translated destination costs it.
     early_demux: bool = True
+    # A control: the second flow on a plain route too, so the ratio shows
+    # what the method itself gives when nothing differs (ideally 1.000).
+    plain_vs_plain: bool = False
 
     @property
     def name(self) -> str:
-        return f"{self.path} {self.mode} {self.size}B" + ("" if self.early_demux else " no-demux")
+        return (f"{self.path} {self.mode} {self.size}B" + ("" if self.early_demux else " no-demux")
+                + (" plain/plain" if self.plain_vs_plain else ""))
 
     @property
     def unit(self) -> str:
@@ -85,6 +91,7 @@ WORKLOADS = [
       for s in (64, 1400)),
     *(Workload("virtio", m, s) for m in ("udp-pps", "udp-rr") for s in (64, 1400)),
     *(Workload("veth", m, 64, early_demux=False) for m in ("udp-rr", "tcp-rr")),
+    *(Workload("veth", m, 64, plain_vs_plain=True) for m in ("udp-pps", "tcp-rr")),
 ]
 EARLY_DEMUX = ("/proc/sys/net/ipv4/tcp_early_demux", "/proc/sys/net/ipv4/udp_early_demux")
 
@@ -119,6 +126,7 @@ def ila_addr(locator: str, sir: str) -> str:
 def plain_routes() -> list[str]:
     """The plain flow's routes, the same for every implementation."""
     return [f"ip -n {NS_A} -6 route add {SERVER[0]}/128 via {LINK_B} dev va src {CLIENT[0]}",
+            f"ip -n {NS_A} -6 route add {SERVER_PLAIN2}/128 via {LINK_B} dev va src {CLIENT[0]}",
             f"ip -n {NS_B} -6 route add {CLIENT[0]}/128 via {LINK_A} dev vb",
             f"ip -6 route add {HOST[0]}/128 via {topology.HOST_ADDR} dev eth0"]
 
@@ -157,7 +165,7 @@ def veth_setup() -> list[str]:
         f"ip -n {NS_B} -6 addr add {LINK_B}/64 dev vb nodad",
         f"ip -n {NS_A} -6 neigh add {LINK_B} lladdr {MAC_B} dev va nud permanent",
         f"ip -n {NS_B} -6 neigh add {LINK_A} lladdr {MAC_A} dev vb nud permanent",
-        *(f"ip -n {NS_B} -6 addr add {addr}/128 dev lo nodad" for addr in SERVER),
+        *(f"ip -n {NS_B} -6 addr add {addr}/128 dev lo nodad" for addr in (*SERVER, SERVER_PLAIN2)),
         *(f"ip -n {NS_A} -6 addr add {addr}/128 dev va nodad" for addr in CLIENT),
         *plain_routes(),
     ]
@@ -249,7 +257,8 @@ class Bench:
     def workload(self, w: Workload, impl: str, first: int) -> None:
         """One run of both flows: plain (flow 1) and ILA (flow 2)."""
         ends = [f"client-ns={NS_A}", f"server-ns={NS_B}"] if w.path == "veth" else ["server-ns=none"]
-        dst = SERVER if w.path == "veth" else HOST
+        dst = HOST if w.path == "virtio" else (SERVER[0], SERVER_PLAIN2) if w.plain_vs_plain \
+            else SERVER
         argv = [BENCH, w.mode, f"dst={dst[0]}", f"dst2={dst[1]}", f"port={PORT}", f"size={w.size}",
                 f"seconds={self.settings.seconds}", f"first={first}", *ends]
         self.peer.echo, self.peer.count = w.mode == "udp-rr", 0
@@ -287,21 +296,22 @@ class Bench:
         return {"xlat_ns": int(m.group(2)) / calls, "lookup_ns": int(m.group(3)) / calls}
 
     def rounds(self) -> None:
-        """Per implementation: its ILA routes, then every workload's rounds."""
-        for impl in IMPLS_BENCHED:
-            self.use(impl)
-            routes = ila_routes(IMPLS[impl])
-            for line in routes:
-                self.ip(line)
-            try:
-                for w in WORKLOADS:
-                    for r in range(self.settings.rounds):
+        """Each round loads each implementation in turn (A B, then B A) and
+        runs every workload once under it, with its ILA routes."""
+        for r in range(self.settings.rounds):
+            order = IMPLS_BENCHED if r % 2 == 0 else IMPLS_BENCHED[::-1]
+            for impl in order:
+                self.use(impl)
+                routes = ila_routes(IMPLS[impl])
+                for line in routes:
+                    self.ip(line)
+                try:
+                    for w in WORKLOADS:
                         self.workload(w, impl, first=1 + r % 2)
-            finally:
-                for line in reversed(routes):
-                    self.ip(unroute(line))
-            self.log(f"bench: {impl}: {self.settings.rounds} rounds of {len(WORKLOADS)} "
-                     "workloads done")
+                finally:
+                    for line in reversed(routes):
+                        self.ip(unroute(line))
+            self.log(f"bench: round {r + 1} of {self.settings.rounds} done ({', '.join(order)})")
         self.use("module")
         micro_route = f"ip -6 route add {SCALE_BASE}/128 dev eth0"
         self.ip(micro_route)
@@ -376,12 +386,12 @@ def table(result: dict[str, object]) -> list[str]:
     cols = IMPLS_BENCHED
     lines = [f"# ILA/plain ratio, median [min-max] over {result['rounds']} rounds of "
              f"{result['seconds']} s pairs; the plain rate of the module's pairs (TCG, not a result)",
-             f"{'workload':<26}" + "".join(f"{c:>26}" for c in cols) + f"{'plain (median)':>22}"]
+             f"{'workload':<32}" + "".join(f"{c:>26}" for c in cols) + f"{'plain (median)':>22}"]
     for w in result["workloads"]:
-        cells = "".join(f"{r['median']:>10.3f} [{r['min']:.3f}-{r['max']:.3f}]"
+        cells = "".join(f"{r['median']:>12.3f} [{r['min']:.3f}-{r['max']:.3f}]"
                         for r in (w["ratio"][c] for c in cols))
         plain = statistics.median(w["rates"]["plain/module"])
-        lines.append(f"{w['name']:<26}{cells}{plain:>14.0f} {w['unit']}")
+        lines.append(f"{w['name']:<32}{cells}{plain:>14.0f} {w['unit']}")
     t = result["translation"]
     lines += ["", f"translation (ila_ref_xlat, UDP): {t['xlat_ns']['median']:.1f} ns per call; "
               f"route lookup (ip6_route_output): {t['lookup_ns']['median']:.1f} ns; "
@@ -398,6 +408,39 @@ def table(result: dict[str, object]) -> list[str]:
                          f"{i['del_ms']:>5.0f} ms {p['lookup_ns']:>10.0f} ns {i['lookup_ns']:>8.0f} ns "
                          f"{i['lookup_ns'] / p['lookup_ns']:>10.3f}")
     return lines
+
+
+DOC_BEGIN, DOC_END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+
+def markdown(result: dict[str, object]) -> str:
+    """BENCH.md's figures section (make bench-doc), from out/bench.json."""
+    cols = IMPLS_BENCHED
+    out = [f"Measured {result['measured']} on kernel {result['kernel']}, {result['rounds']} rounds "
+           f"of {result['seconds']} s per flow{' (BENCH_QUICK: a smoke run)' if result['quick'] else ''}"
+           f"; `make bench` took {result['wall_s']:.0f} s.", "",
+           "| workload | " + " | ".join(f"{c}: ILA/plain median [min-max]" for c in cols)
+           + " | plain rate (module's runs) |", "| --- |" + " ---: |" * (len(cols) + 1)]
+    for w in result["workloads"]:
+        cells = " | ".join(f"**{r['median']:.3f}** [{r['min']:.3f}-{r['max']:.3f}]"
+                           for r in (w["ratio"][c] for c in cols))
+        out.append(f"| {w['name']} | {cells} | "
+                   f"{statistics.median(w['rates']['plain/module']):.0f} {w['unit']} |")
+    t = result["translation"]
+    out += ["", f"Translation: one `ila_ref_xlat()` of a UDP datagram takes "
+            f"{t['xlat_ns']['median']:.0f} ns, one `ip6_route_output()` {t['lookup_ns']['median']:.0f} ns "
+            f"(TCG): a translation costs **{t['xlat_per_lookup']['median']:.3f}** route lookups "
+            f"[{t['xlat_per_lookup']['min']:.3f}-{t['xlat_per_lookup']['max']:.3f}].", ""]
+    if result["scale"]:
+        out += ["| routes | add plain | add ILA | dump plain | dump ILA | delete plain | delete ILA "
+                "| lookup plain | lookup ILA | lookup ILA/plain |", "| ---: |" + " ---: |" * 9]
+        for row in result["scale"]:
+            p, i = row["plain"], row["ila"]
+            out.append(f"| {row['routes']:,} | {p['add_ms']:.0f} ms | {i['add_ms']:.0f} ms | "
+                       f"{p['dump_ms']:.0f} ms | {i['dump_ms']:.0f} ms | {p['del_ms']:.0f} ms | "
+                       f"{i['del_ms']:.0f} ms | {p['lookup_ns']:.0f} ns | {i['lookup_ns']:.0f} ns | "
+                       f"{i['lookup_ns'] / p['lookup_ns']:.3f} |")
+    return "\n".join(out)
 
 
 def plot(result: dict[str, object], svg: Path) -> str:
@@ -463,6 +506,7 @@ def run(paths: Paths, settings: Settings, accel: str) -> int:
         if guest:
             guest.close()
     result["wall_s"] = round(time.monotonic() - t0, 1)
+    result["measured"] = time.strftime("%Y-%m-%d", time.gmtime())
     (out / "bench.json").write_text(json.dumps(result, indent=1) + "\n")
     print("\n".join(table(result)))
     problem = plot(result, out / "bench.svg")

@@ -67,19 +67,25 @@ def render(results: list[dict]) -> str:
     return "\n".join(out)
 
 
+def update_section(doc: Path, begin: str, end: str, body: str) -> str | None:
+    """Replace what lies between two marker lines of doc; why not, if it cannot."""
+    text = doc.read_text()
+    if begin not in text or end not in text:
+        return f"{doc} lacks the {begin} / {end} markers"
+    doc.write_text(re.sub(re.escape(begin) + ".*?" + re.escape(end),
+                          lambda _: f"{begin}\n{body}\n{end}", text, flags=re.S))
+    return None
+
+
 def main() -> int:
     results_file, doc = Path(sys.argv[1]), Path(sys.argv[2])
     if not results_file.exists():
         print(f"matrix: {results_file} missing: run make conformance first", file=sys.stderr)
         return 2
-    text = doc.read_text()
-    if BEGIN not in text or END not in text:
-        print(f"matrix: {doc} lacks the {BEGIN} / {END} markers", file=sys.stderr)
+    problem = update_section(doc, BEGIN, END, render(json.loads(results_file.read_text())))
+    if problem:
+        print(f"matrix: {problem}", file=sys.stderr)
         return 2
-    table = render(json.loads(results_file.read_text()))
-    text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END),
-                  lambda _: f"{BEGIN}\n{table}\n{END}", text, flags=re.S)
-    doc.write_text(text)
     print(f"matrix: {doc} updated from {results_file}")
     return 0
 
