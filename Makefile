@@ -8,6 +8,7 @@ SHELL := /bin/bash
 #   make reliability   the debug kernel: KUnit, fuzzing, load/unload cycles
 #   make bench         ILA/plain ratios, translation cost, scale (BENCH_QUICK=1: smoke)
 #   make bench-doc     BENCH.md's figures and BENCH.svg from the last make bench
+#   make bench-profile perf in the guest: where a plain and an ILA flow spend their time
 .DEFAULT_GOAL := conformance
 
 IMPL       ?= all
@@ -36,7 +37,7 @@ LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c
 LIB_HDR    := $(LIB_SRC:.c=.h)
 RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 
-.PHONY: bench bench-doc deps kernel module intree-patched externals guest initramfs lib-test conformance golden test matrix clean \
+.PHONY: bench bench-doc bench-profile deps kernel module intree-patched externals guest initramfs lib-test conformance golden test matrix clean \
 	reliability reliability-run
 
 deps:
@@ -84,12 +85,14 @@ guest: deps $(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl $(OUT)
 externals: kernel
 	@kernel/build-externals.sh $(KDIR) $(OUT)/build/external '$(IMPL)' '$(NAME)'
 
+INITRAMFS_FILES = $(KDIR)/usr/gen_init_cpio \
+	$(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl \
+	$(OUT)/guest/ila-fuzz $(OUT)/guest/ila-bench $(wildcard $(OUT)/build/ila_ref/*.ko) $(KDIR)/net/ipv6/ila/ila.ko \
+	patched=$(OUT)/build/intree-patched/net/ipv6/ila/ila.ko \
+	$$(awk '{ print "ext=$(OUT)/build/external/" $$1 ".ko" }' $(OUT)/build/external/list)
+
 initramfs: module intree-patched externals guest
-	@guest-init/mkinitramfs.sh $(OUT)/initramfs.cpio.gz $(KDIR)/usr/gen_init_cpio \
-		$(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl \
-		$(OUT)/guest/ila-fuzz $(OUT)/guest/ila-bench $(wildcard $(OUT)/build/ila_ref/*.ko) $(KDIR)/net/ipv6/ila/ila.ko \
-		patched=$(OUT)/build/intree-patched/net/ipv6/ila/ila.ko \
-		$$(awk '{ print "ext=$(OUT)/build/external/" $$1 ".ko" }' $(OUT)/build/external/list)
+	@guest-init/mkinitramfs.sh $(OUT)/initramfs.cpio.gz $(INITRAMFS_FILES)
 
 $(OUT)/lib-tests: lib/tests/test_lib.c $(LIB_SRC) $(LIB_HDR)
 	@mkdir -p $(@D)
@@ -138,6 +141,13 @@ bench: initramfs
 	@scripts/deps.sh gnuplot-nox
 	@$(RUN) bench --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
 		--accel $(QEMU_ACCEL) --out $(OUT) $(if $(BENCH_QUICK),--quick)
+
+# Where the time goes: perf (the host's, with its libraries) in the guest.
+bench-profile: initramfs
+	@scripts/deps.sh linux-perf
+	@guest-init/mkinitramfs.sh $(OUT)/initramfs-perf.cpio.gz $(INITRAMFS_FILES) /usr/bin/perf
+	@$(RUN) bench --profile --kernel $(KDIR)/arch/x86/boot/bzImage \
+		--initrd $(OUT)/initramfs-perf.cpio.gz --accel $(QEMU_ACCEL) --out $(OUT)
 
 # BENCH.md's figures and BENCH.svg from the last make bench.
 bench-doc:

@@ -37,8 +37,16 @@ trap 'rm -f "$list"' EXIT
 		[ -z "$sub" ] || echo "dir /lib/modules/${sub%/} 0755 0 0"
 		echo "file /lib/modules/$sub$(basename "$ko") $ko 0644 0 0"
 	done
-	# The dynamic loader and every library ip links against, at their paths.
-	ldd "$ip" | awk '/=>/ { print $3 } /^\t\/lib/ { print $1 }' | sort -u |
+	# The dynamic loader and every library ip (or a dynamically linked
+	# program, such as perf for make bench-profile) links against, at their
+	# paths. Our own programs are static: ldd has nothing to say about them.
+	progs=("$ip")
+	for arg in "$@"; do
+		case $arg in *.ko) ;; *) progs+=("$arg") ;; esac
+	done
+	for p in "${progs[@]}"; do
+		ldd "$p" 2>/dev/null || true
+	done | awk '/=>/ { print $3 } /^\t\/lib/ { print $1 }' | sort -u |
 	while read -r lib; do
 		[ -n "$lib" ] || continue
 		echo "file $lib $(readlink -f "$lib") 0755 0 0"

@@ -84,6 +84,10 @@ def cmd_bench(a: argparse.Namespace) -> int:
     if a.quick:  # a smoke check: every workload once, the smallest scale
         settings = bench.Settings(rounds=1, seconds=0.2, scale_counts=(1000,), iterations=20_000,
                                   quick=True)
+    if a.profile:
+        settings = bench.Settings(profile=True)
+        print("# bench: perf profiles of the plain and the ILA flow, each alone")
+        return bench.run(paths, settings, a.accel)
     print(f"# bench: {len(bench.WORKLOADS)} workloads x {settings.rounds} round(s) for each of "
           f"{', '.join(bench.IMPLS_BENCHED)}: a plain and an ILA flow in alternating slices, "
           f"{settings.seconds} s each; scale {', '.join(map(str, settings.scale_counts))} routes")
@@ -148,6 +152,8 @@ def main() -> int:
     b.add_argument("--out", default="out")
     b.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
     b.add_argument("--quick", action="store_true", help="one short round: a smoke check")
+    b.add_argument("--profile", action="store_true", help="perf profiles instead (needs perf "
+                   "in the initramfs)")
     b.set_defaults(func=cmd_bench)
     d = sub.add_parser("bench-doc", help="write the last bench's figures into BENCH.md")
     d.add_argument("json")

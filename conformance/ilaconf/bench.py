@@ -26,7 +26,8 @@ host translates nothing).
 
 Translation. ila_ref_bench.ko times ila_ref_xlat() against an IPv6 route
 lookup in the same module load. Scale: ila-nl installs, dumps and deletes
-N plain and N ILA routes, and ila_ref_bench times lookups cycling over them.
+N plain and N ILA routes, and ila_ref_bench times lookups cycling over them
+(the median of 3 loads). make bench-profile runs perf in the guest instead.
 """
 
 import json
@@ -103,6 +104,7 @@ class Settings:
     scale_counts: tuple[int, ...] = (1000, 10_000, 100_000)
     iterations: int = 200_000  # per ila_ref_bench measurement
     quick: bool = False
+    profile: bool = False  # make bench-profile: perf in the guest instead
 
 
 @dataclass
@@ -334,13 +336,65 @@ class Bench:
                 if held != (n if kind == "ila" else 0):
                     raise BenchError(f"after adding {n} {kind} routes the dump holds {held} ILA "
                                      f"routes: {' | '.join(dump[-3:])}")
-                lookup = self.micro(n, SCALE_BASE)
+                lookup_ns = statistics.median(self.micro(n, SCALE_BASE)["lookup_ns"]
+                                              for _ in range(3))
                 gone = self.exec([NL, "bulk", "del", str(n), SCALE_BASE, "dev", "eth0"],
                                  timeout=timeout)
                 row[kind] = {"add_ms": first_ms(add, "bulk add"), "dump_ms": first_ms(dump, "dump:"),
-                             "del_ms": first_ms(gone, "bulk del"), "lookup_ns": lookup["lookup_ns"]}
+                             "del_ms": first_ms(gone, "bulk del"), "lookup_ns": lookup_ns}
             self.fig.scale.append(row)
             self.log(f"bench: scale {n} routes done")
+
+
+PERF = "/bin/perf"
+PROFILED = [Workload("veth", "udp-pps", 64), Workload("veth", "tcp-rr", 64)]
+SAMPLE = re.compile(r"^\s*([\d.]+)%\s+\[([k.])\]\s+(\S+)")
+
+
+def shares(report: list[str]) -> dict[str, float]:
+    """perf report --sort sym lines -> {symbol: percent of the samples}."""
+    return {m.group(3): float(m.group(1)) for line in report if (m := SAMPLE.match(line))}
+
+
+def profile(bench: "Bench", seconds: float = 5.0) -> list[str]:
+    """perf in the guest: where the time of one flow goes, plain or ILA (ours).
+
+    Each flow runs alone under 'perf record -a -e cpu-clock' (a software
+    clock: TCG has no PMU). The report gives, per workload, the symbols
+    whose share of the samples grew most from the plain to the ILA flow,
+    then each flow's top symbols.
+    """
+    bench.use("module")
+    routes = ila_routes(IMPLS["module"])
+    for line in routes:
+        bench.ip(line)
+    out: list[str] = []
+    try:
+        for w in PROFILED:
+            got: dict[str, dict[str, float]] = {}
+            for flow, dst in (("plain", SERVER[0]), ("ila", SERVER[1])):
+                data = f"/tmp/perf-{w.mode}-{flow}.data"
+                bench.exec([PERF, "record", "-q", "-a", "-F", "10000", "-e", "cpu-clock", "-o", data,
+                            "--", BENCH, w.mode, f"dst={dst}", f"port={PORT}", f"size={w.size}",
+                            f"seconds={seconds}", f"client-ns={NS_A}", f"server-ns={NS_B}"],
+                           timeout=120)
+                got[flow] = shares(bench.exec([PERF, "report", "-i", data, "--stdio", "--sort",
+                                               "sym", "--percent-limit", "0", "-q"], timeout=120))
+            plain, ila = got["plain"], got["ila"]
+            grew = sorted(set(plain) | set(ila), key=lambda k: plain.get(k, 0) - ila.get(k, 0))
+            ours = sum(v for k, v in ila.items() if k.startswith(("ila_ref", "lwtunnel")))
+            out += [f"## {w.name}: symbols whose share grew most, plain flow -> ILA flow (module)",
+                    f"{'symbol':<36}{'plain':>8}{'ILA':>8}",
+                    *(f"{k:<36}{plain.get(k, 0):>7.2f}%{ila.get(k, 0):>7.2f}%" for k in grew[:12]),
+                    f"ila_ref_* and lwtunnel_* together: {ours:.2f}% of the ILA flow's samples", ""]
+            for flow in ("plain", "ila"):
+                top = sorted(got[flow].items(), key=lambda kv: -kv[1])[:15]
+                out += [f"## {w.name}: {flow} flow alone, top symbols",
+                        *(f"{v:>7.2f}%  {k}" for k, v in top), ""]
+    finally:
+        for line in reversed(routes):
+            bench.ip(unroute(line))
+    return out
 
 
 def first_ms(lines: list[str], prefix: str) -> float:
@@ -495,6 +549,12 @@ def run(paths: Paths, settings: Settings, accel: str) -> int:
         bench = Bench(session, settings, print)
         for line in veth_setup():
             bench.ip(line)
+        if settings.profile:
+            report = profile(bench)
+            (out / "bench-profile.txt").write_text("\n".join(report) + "\n")
+            print("\n".join(report))
+            print(f"bench: wrote {out / 'bench-profile.txt'}")
+            return 0
         with guest.serving_frames(bench.peer.answer):
             bench.rounds()
             bench.scale()
