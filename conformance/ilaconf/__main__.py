@@ -6,7 +6,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import bench, cases, deviations, impls, matrix, reliability, report, runner
+from . import bench, benchreport, cases, deviations, impls, matrix, reliability, report, runner
 
 
 def cmd_run(a: argparse.Namespace) -> int:
@@ -101,7 +101,8 @@ def cmd_bench_doc(a: argparse.Namespace) -> int:
         print(f"bench-doc: {data} missing: run make bench first", file=sys.stderr)
         return 2
     result = json.loads(data.read_text())
-    problem = matrix.update_section(doc, bench.DOC_BEGIN, bench.DOC_END, bench.markdown(result))
+    problem = matrix.update_section(doc, benchreport.DOC_BEGIN, benchreport.DOC_END,
+                                   benchreport.markdown(result))
     if problem:
         print(f"bench-doc: {problem}", file=sys.stderr)
         return 2

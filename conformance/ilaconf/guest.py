@@ -5,7 +5,6 @@ GuestError carrying the tail of its serial console.
 """
 
 import contextlib
-import os
 import select
 import shutil
 import socket
