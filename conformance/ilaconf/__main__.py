@@ -9,6 +9,22 @@ from pathlib import Path
 from . import bench, benchreport, cases, deviations, impls, matrix, reliability, report, runner
 
 
+def inputs_exist(a: argparse.Namespace) -> bool:
+    """The kernel and initramfs a guest boots, which make builds."""
+    for f in (a.kernel, a.initrd):
+        if not Path(f).exists():
+            print(f"ilaconf: {f} is missing (run through make, which builds it)", file=sys.stderr)
+            return False
+    return True
+
+
+def print_summary(ktap: list[Path]) -> int:
+    """The 'N passed, N failed[, N skipped]' line over KTAP files; 1 on a failure."""
+    passed, failed, skipped = report.summarize(ktap)
+    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    return 1 if failed else 0
+
+
 def cmd_run(a: argparse.Namespace) -> int:
     try:
         selected = impls.parse_impls(a.impl, Path(a.externals))
@@ -27,10 +43,8 @@ def cmd_run(a: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"ilaconf: {e}", file=sys.stderr)
         return 2
-    for f in (a.kernel, a.initrd):
-        if not Path(f).exists():
-            print(f"ilaconf: {f} is missing (run through make, which builds it)", file=sys.stderr)
-            return 2
+    if not inputs_exist(a):
+        return 2
     paths = runner.Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path(a.golden),
                          debug_kernel=a.detectors)
     rep = report.Reporter(Path(a.out), len(chosen) * len(selected) + (2 if a.detectors else 0))
@@ -52,33 +66,25 @@ def cmd_run(a: argparse.Namespace) -> int:
                                    "not scanned: the last guest died"))
     if a.detectors:
         rep.add(reliability.scan_logs(sorted((Path(a.out) / "logs").glob("serial-[0-9]*.log"))))
-    failed = rep.finish()
-    passed, failed, skipped = report.summarize([Path(a.out) / "results.ktap"])
-    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
-    return 1 if failed else 0
+    rep.finish()
+    return print_summary([Path(a.out) / "results.ktap"])
 
 
 def cmd_reliability(a: argparse.Namespace) -> int:
-    for f in (a.kernel, a.initrd):
-        if not Path(f).exists():
-            print(f"ilaconf: {f} is missing (run through make, which builds it)", file=sys.stderr)
-            return 2
+    if not inputs_exist(a):
+        return 2
     paths = runner.Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path("pcaps"),
                          debug_kernel=True)
     rep = report.Reporter(Path(a.out), None, name="reliability")
     print(f"# reliability: seed {a.seed} (replay with make reliability SEED={a.seed})")
     reliability.run(paths, rep, a.accel, a.seed)
     rep.finish()
-    passed, failed, skipped = report.summarize([Path(a.out) / "reliability.ktap"])
-    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
-    return 1 if failed else 0
+    return print_summary([Path(a.out) / "reliability.ktap"])
 
 
 def cmd_bench(a: argparse.Namespace) -> int:
-    for f in (a.kernel, a.initrd):
-        if not Path(f).exists():
-            print(f"ilaconf: {f} is missing (run through make, which builds it)", file=sys.stderr)
-            return 2
+    if not inputs_exist(a):
+        return 2
     paths = runner.Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path("pcaps"))
     settings = bench.Settings()
     if a.quick:  # a smoke check: every workload once, the smallest scale
@@ -112,9 +118,7 @@ def cmd_bench_doc(a: argparse.Namespace) -> int:
 
 
 def cmd_summary(a: argparse.Namespace) -> int:
-    passed, failed, skipped = report.summarize([Path(f) for f in a.ktap])
-    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
-    return 1 if failed else 0
+    return print_summary([Path(f) for f in a.ktap])
 
 
 def main() -> int:
