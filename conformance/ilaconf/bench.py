@@ -30,11 +30,12 @@ N plain and N ILA routes, and ila_ref_bench times lookups cycling over them
 (the median of 3 loads). make bench-profile runs perf in the guest instead.
 """
 
+import contextlib
 import json
 import re
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from ipaddress import IPv6Address
 
@@ -218,12 +219,23 @@ class Bench:
         self.s, self.settings, self.log = session, settings, log
         self.fig = Figures()
         self.peer = Peer()
+        self.demux: bool | None = None  # as the namespaces have it; None: never set
 
-    def ip(self, line: str, timeout: float = 60) -> list[str]:
-        reply = self.s.guest.run("exec", ip_argv(line), timeout=timeout)
-        if reply.rc != 0:
-            raise BenchError(f"'{line}' failed ({reply.rc}): {' | '.join(reply.out)}")
-        return reply.out
+    def ip(self, line: str) -> list[str]:
+        return self.exec(ip_argv(line))
+
+    @contextlib.contextmanager
+    def routes(self, lines: list[str]) -> Iterator[None]:
+        """ip route add lines installed while the block runs, deleted after it."""
+        done: list[str] = []
+        try:
+            for line in lines:
+                self.ip(line)
+                done.append(line)
+            yield
+        finally:
+            for line in reversed(done):
+                self.ip(unroute(line))
 
     def exec(self, argv: list[str], timeout: float = 60) -> list[str]:
         reply = self.s.guest.run("exec", argv, timeout=timeout)
@@ -277,6 +289,9 @@ class Bench:
 
     def early_demux(self, on: bool) -> None:
         """The per-netns sysctls (net.ipv4.* also rule IPv6) in both namespaces."""
+        if self.demux == on:
+            return
+        self.demux = on
         for ns in (NS_A, NS_B):
             for path in EARLY_DEMUX:
                 self.exec([BENCH, "write", ns, path, "1" if on else "0"])
@@ -302,22 +317,14 @@ class Bench:
             order = IMPLS_BENCHED if r % 2 == 0 else IMPLS_BENCHED[::-1]
             for impl in order:
                 self.use(impl)
-                routes = ila_routes(IMPLS[impl])
-                for line in routes:
-                    self.ip(line)
-                try:
+                with self.routes(ila_routes(IMPLS[impl])):
                     for w in WORKLOADS:
                         self.workload(w, impl, first=1 + r % 2)
-                finally:
-                    for line in reversed(routes):
-                        self.ip(unroute(line))
             self.log(f"bench: round {r + 1} of {self.settings.rounds} done ({', '.join(order)})")
         self.use("module")
-        micro_route = f"ip -6 route add {SCALE_BASE}/128 dev eth0"
-        self.ip(micro_route)
-        for _ in range(self.settings.rounds):
-            self.fig.xlat.append(self.micro(1, SCALE_BASE))
-        self.ip(unroute(micro_route))
+        with self.routes([f"ip -6 route add {SCALE_BASE}/128 dev eth0"]):
+            for _ in range(self.settings.rounds):
+                self.fig.xlat.append(self.micro(1, SCALE_BASE))
 
     def scale(self) -> None:
         self.use("module")
@@ -363,11 +370,8 @@ def profile(bench: "Bench", seconds: float = 5.0) -> list[str]:
     then each flow's top symbols.
     """
     bench.use("module")
-    routes = ila_routes(IMPLS["module"])
-    for line in routes:
-        bench.ip(line)
     out: list[str] = []
-    try:
+    with bench.routes(ila_routes(IMPLS["module"])):
         for w in PROFILED:
             got: dict[str, dict[str, float]] = {}
             for flow, dst in (("plain", SERVER[0]), ("ila", SERVER[1])):
@@ -389,9 +393,6 @@ def profile(bench: "Bench", seconds: float = 5.0) -> list[str]:
                 top = sorted(got[flow].items(), key=lambda kv: -kv[1])[:15]
                 out += [f"## {w.name}: {flow} flow alone, top symbols",
                         *(f"{v:>7.2f}%  {k}" for k, v in top), ""]
-    finally:
-        for line in reversed(routes):
-            bench.ip(unroute(line))
     return out
 
 
