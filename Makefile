@@ -4,7 +4,7 @@ SHELL := /bin/bash
 #   make test          everything CI runs: lib unit tests + conformance
 #   make golden CASE=glob   bless golden captures from a run
 # Variables: IMPL=all|intree|module,...|external:DIR  NAME=  EXPECT=file  CASE=glob
-#            KERNEL=default|debug  QEMU_ACCEL=tcg|kvm  ILA_CACHE=dir
+#            KERNEL=default|debug  KVER=6.1|6.12|6.1.176-1  QEMU_ACCEL=tcg|kvm  ILA_CACHE=dir
 #   make reliability   the debug kernel: KUnit, fuzzing, load/unload cycles
 #   make bench         ILA/plain ratios, translation cost, scale (BENCH_QUICK=1: smoke)
 #   make bench-doc     BENCH.md's figures and BENCH.svg from the last make bench
@@ -16,18 +16,24 @@ CASE       ?= *
 QEMU_ACCEL ?= tcg
 PY         := /usr/bin/python3
 KERNEL     ?= default
+# KVER: Debian's kernel source, a series (its installed linux-source package)
+# or one release (downloaded into the cache, not installed). Another kernel
+# than the default gets its own output directory.
+KVER       ?= 6.1
+KSERIES    := $(shell echo '$(KVER)' | cut -d. -f1,2)
+BASE_OUT   := out$(if $(filter-out 6.1,$(KVER)),/kver-$(KVER))
 # KERNEL=debug: the same source with KASAN, kmemleak, lockdep and KUnit
 # (kernel/config/debug.config), in its own build and output directories.
 ifeq ($(KERNEL),default)
 FRAGMENTS  := $(CURDIR)/kernel/config/base.config
-OUT        := out
+OUT        := $(BASE_OUT)
 else ifeq ($(KERNEL),debug)
 FRAGMENTS  := $(CURDIR)/kernel/config/base.config $(CURDIR)/kernel/config/debug.config
-OUT        := out/debug
+OUT        := $(BASE_OUT)/debug
 else
 $(error KERNEL=$(KERNEL): use KERNEL=default or KERNEL=debug)
 endif
-KBUILD     := KERNEL_FRAGMENTS='$(FRAGMENTS)' kernel/build-kernel.sh
+KBUILD     := KVER='$(KVER)' KERNEL_FRAGMENTS='$(FRAGMENTS)' kernel/build-kernel.sh
 KBUILD_MODULE := kernel/build-module.sh
 # The O= build directory of the cached kernel (outside the repository).
 KDIR        = $(shell $(KBUILD) --dir)
@@ -40,8 +46,11 @@ RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 .PHONY: bench bench-doc bench-profile deps kernel module intree-patched externals guest initramfs lib-test conformance golden test matrix clean \
 	reliability reliability-run
 
+# Every target that compiles or runs something depends on deps, so that
+# each of them works alone on a machine with nothing but make. File targets
+# take it order-only (after the |): it runs first but never forces a rebuild.
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh $(if $(findstring -,$(KVER)),,linux-source-$(KSERIES))
 
 kernel: deps
 	@$(KBUILD)
@@ -58,23 +67,23 @@ intree-patched: kernel
 		--patch-root $(OUT)/build/intree-patched $(sort $(wildcard kernel/patches/*.patch))) && \
 		echo "intree-patched: built $$ko"
 
-$(OUT)/guest/init: guest-init/init.c
+$(OUT)/guest/init: guest-init/init.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ $<
 
-$(OUT)/guest/ila-inject: guest-init/inject.c $(LIB_SRC) $(LIB_HDR)
+$(OUT)/guest/ila-inject: guest-init/inject.c $(LIB_SRC) $(LIB_HDR) | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/inject.c $(LIB_SRC)
 
-$(OUT)/guest/ila-nl: guest-init/ila-nl.c $(LIB_SRC) $(LIB_HDR)
+$(OUT)/guest/ila-nl: guest-init/ila-nl.c $(LIB_SRC) $(LIB_HDR) | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/ila-nl.c $(LIB_SRC)
 
-$(OUT)/guest/ila-fuzz: guest-init/ila-fuzz.c $(LIB_SRC) $(LIB_HDR)
+$(OUT)/guest/ila-fuzz: guest-init/ila-fuzz.c $(LIB_SRC) $(LIB_HDR) | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/ila-fuzz.c $(LIB_SRC)
 
-$(OUT)/guest/ila-bench: guest-init/ila-bench.c
+$(OUT)/guest/ila-bench: guest-init/ila-bench.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ $<
 
@@ -94,7 +103,7 @@ INITRAMFS_FILES = $(KDIR)/usr/gen_init_cpio \
 initramfs: module intree-patched externals guest
 	@guest-init/mkinitramfs.sh $(OUT)/initramfs.cpio.gz $(INITRAMFS_FILES)
 
-$(OUT)/lib-tests: lib/tests/test_lib.c $(LIB_SRC) $(LIB_HDR)
+$(OUT)/lib-tests: lib/tests/test_lib.c $(LIB_SRC) $(LIB_HDR) | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_HOST) -o $@ lib/tests/test_lib.c $(LIB_SRC)
 
@@ -116,20 +125,20 @@ golden: initramfs
 # Runs both suites to the end, then one summary line over both.
 # Everything CI runs. Stale results are removed first: a step that cannot
 # run counts as a failure in the summary, never as an old pass.
-test:
-	@rm -f $(OUT)/lib-tests.ktap $(OUT)/results.ktap out/debug/reliability.ktap
+test: deps
+	@rm -f $(OUT)/lib-tests.ktap $(OUT)/results.ktap $(BASE_OUT)/debug/reliability.ktap
 	@rc=0; $(MAKE) --no-print-directory lib-test || rc=1; \
 	$(MAKE) --no-print-directory conformance || rc=1; \
 	$(MAKE) --no-print-directory reliability || rc=1; \
 	echo "# make test: lib unit tests, conformance cases and reliability together:"; \
-	$(RUN) summary $(OUT)/lib-tests.ktap $(OUT)/results.ktap out/debug/reliability.ktap || rc=1; \
+	$(RUN) summary $(OUT)/lib-tests.ktap $(OUT)/results.ktap $(BASE_OUT)/debug/reliability.ktap || rc=1; \
 	exit $$rc
 
 clean:
 	rm -rf $(OUT)
 
 # The reliability suite on the debug kernel, with its own "N passed, N failed".
-reliability:
+reliability: deps
 	@$(MAKE) --no-print-directory KERNEL=debug reliability-run
 
 reliability-run: initramfs
@@ -150,9 +159,9 @@ bench-profile: initramfs
 		--initrd $(OUT)/initramfs-perf.cpio.gz --accel $(QEMU_ACCEL) --out $(OUT)
 
 # BENCH.md's figures and BENCH.svg from the last make bench.
-bench-doc:
+bench-doc: deps
 	@$(RUN) bench-doc $(OUT)/bench.json BENCH.md
 
 # Regenerate CONFORMANCE.md's results matrix from the last run.
-matrix:
+matrix: deps
 	@PYTHONPATH=conformance $(PY) -m ilaconf.matrix $(OUT)/results.json CONFORMANCE.md

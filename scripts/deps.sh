@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
 	build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
-	linux-source-6.1 qemu-system-x86 python3-scapy tshark tcpdump
+	qemu-system-x86 python3-scapy tshark tcpdump
 	busybox-static iproute2 kmod patch
 	"$@"
 )
