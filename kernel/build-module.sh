@@ -23,7 +23,7 @@ if [ "${1:-}" = --patch-root ]; then
 	root=$2
 	shift 2
 	for p in "$@"; do
-		patch -p1 --quiet --batch -d "$root" <"$p" >"$log" 2>&1 || {
+		patch -p1 --quiet --batch --fuzz=0 -d "$root" <"$p" >"$log" 2>&1 || {
 			echo "build-module: $p does not apply:" >&2
 			tail -n 20 "$log" >&2
 			exit 1

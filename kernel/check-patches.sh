@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Check that kernel/patches/ applies to every Debian release of the kernel
+# sources, without installing any of them.
+#
+#   kernel/check-patches.sh [--write] [SERIES|VERSION...]
+#
+# Default: every release `apt-cache madison` lists for linux-source-6.1 and
+# linux-source-6.12. Each .deb is fetched once into $ILA_CACHE/debs (shared
+# with build-kernel.sh), only net/ipv6/ila is extracted, and every patch is
+# tried with `patch --dry-run --fuzz=0`, as build-kernel.sh and
+# build-module.sh apply them. --write records the releases that pass in
+# kernel/patches/RELEASES, the list build-kernel.sh names when it refuses one.
+# Exits 1 if any release fails.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${ILA_CACHE:-$HOME/.cache/ila-conformance}
+write=0
+[ "${1:-}" = --write ] && { write=1; shift; }
+[ $# -gt 0 ] || set -- 6.1 6.12
+
+releases=()
+for arg; do
+	case $arg in
+	*-*) releases+=("$arg") ;;
+	*) mapfile -t -O "${#releases[@]}" releases < <(apt-cache madison "linux-source-$arg" |
+		awk '{ print $3 }' | sort -uV) ;;
+	esac
+done
+[ ${#releases[@]} -gt 0 ] || { echo "check-patches: apt knows no such release: $*" >&2; exit 1; }
+
+mkdir -p "$cache/debs"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+good=() bad=0
+for v in "${releases[@]}"; do
+	series=$(echo "$v" | cut -d. -f1,2)
+	pkg=linux-source-$series
+	deb=$cache/debs/${pkg}_${v}_all.deb
+	[ -f "$deb" ] || (cd "$cache/debs" &&
+		apt-get download -q -o APT::Sandbox::User="$(id -un)" "$pkg=$v" >/dev/null) || {
+		echo "not ok $v: cannot download $pkg=$v"
+		bad=1
+		continue
+	}
+	rm -rf "${tmp:?}/$v" && mkdir -p "$tmp/$v"
+	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$pkg.tar.xz" |
+		tar -C "$tmp/$v" --strip-components=1 -xJ --wildcards '*/net/ipv6/ila/*'
+	failed=
+	for p in "$here"/patches/*.patch; do
+		patch -p1 --dry-run --fuzz=0 --batch -d "$tmp/$v" <"$p" >"$tmp/$v.log" 2>&1 ||
+			failed+=" $(basename "$p") ($(grep -m1 -i 'failed\|can.t' "$tmp/$v.log"))"
+	done
+	if [ -z "$failed" ]; then
+		echo "ok $v"
+		good+=("$v")
+	else
+		echo "not ok $v:$failed"
+		bad=1
+	fi
+done
+if [ "$write" = 1 ]; then
+	printf '%s\n' "${good[@]}" >"$here/patches/RELEASES"
+	echo "check-patches: wrote ${#good[@]} releases to kernel/patches/RELEASES"
+fi
+exit $bad
