@@ -60,10 +60,21 @@ IMPLS = {
                         features=INTREE_FEATURES),
 }
 
+# A released in-tree module from before the CVE-2026-68127 fix (6.1.183),
+# built against the running kernel with kernel/patches/ applied, so that the
+# CVE is its one difference from intree+patches (make intree-old).
+PREFIX_RELEASE = "6.1.176-1"
+IMPLS[f"intree-{PREFIX_RELEASE}"] = Impl(
+    f"intree-{PREFIX_RELEASE}", f"/lib/modules/intree-{PREFIX_RELEASE}/ila.ko", "ila",
+    f"net/ipv6/ila of Debian's linux-source-6.1 {PREFIX_RELEASE} (before the CVE-2026-68127 "
+    f"fix) with kernel/patches/ applied, '{INTREE_SEED_OPTIONS}'", None, INTREE_SEED_OPTIONS,
+    runs_control=False,
+    features=INTREE_FEATURES)
+
 # IMPL= names that select several columns.
 GROUPS = {
     "all": list(IMPLS),
-    "intree": ["intree-defaults", "intree-luid"],
+    "intree": ["intree-defaults", "intree-luid", f"intree-{PREFIX_RELEASE}"],
 }
 
 
