@@ -2,9 +2,11 @@ SHELL := /bin/bash
 # ILA conformance suite. Main targets:
 #   make conformance   build what is missing, boot the guest, run the cases
 #   make test          everything CI runs: lib unit tests + conformance
-#   make golden CASE=glob   bless golden captures from a run
+#   make golden CASE=glob   bless golden captures from a run (exit 0: all blessed)
+#   make new-case PROTO=tcp|udp|icmpv6 NAME=name [DIR=folder]   a case from the template
 # Variables: IMPL=all|intree|module,...|external:DIR  NAME=  EXPECT=file  CASE=glob
-#            KERNEL=default|debug  KVER=6.1|6.12|6.1.176-1  QEMU_ACCEL=tcg|kvm  ILA_CACHE=dir
+#            KERNEL=default|debug  KVER=6.1|6.12|6.1.176-1|6.1,6.12  KSRC=/path/to/linux
+#            QEMU_ACCEL=tcg|kvm  ILA_CACHE=dir
 #   make reliability   the debug kernel: KUnit, fuzzing, load/unload cycles
 #   make bench         ILA/plain ratios, translation cost, scale (BENCH_QUICK=1: smoke)
 #   make bench-doc     BENCH.md's figures and BENCH.svg from the last make bench
@@ -17,13 +19,18 @@ QEMU_ACCEL ?= tcg
 PY         := /usr/bin/python3
 KERNEL     ?= default
 # KVER: Debian's kernel source, a series (its installed linux-source package)
-# or one release (downloaded into the cache, not installed). Another kernel
-# than the default gets its own output directory.
+# or one release (downloaded into the cache, not installed); several, comma
+# separated, run make conformance once per kernel and merge the results.
+# KSRC: any kernel tree instead (never written to). A kernel other than the
+# default gets its own output directory.
 KVER       ?= 6.1
+KSRC       ?=
+comma      := ,
+KVERS      := $(subst $(comma), ,$(KVER))
 KSERIES    := $(shell echo '$(KVER)' | cut -d. -f1,2)
-BASE_OUT   := out$(if $(filter-out 6.1,$(KVER)),/kver-$(KVER))
-# KERNEL=debug: the same source with KASAN, kmemleak, lockdep and KUnit
-# (kernel/config/debug.config), in its own build and output directories.
+# out_of,KVER: the output directory of one kernel's default flavour
+out_of      = out$(if $(filter-out 6.1,$(1)),/kver-$(1))
+BASE_OUT   := $(if $(KSRC),out/ksrc-$(notdir $(abspath $(KSRC))),$(call out_of,$(KVER)))
 ifeq ($(KERNEL),default)
 FRAGMENTS  := $(CURDIR)/kernel/config/base.config
 OUT        := $(BASE_OUT)
@@ -33,24 +40,27 @@ OUT        := $(BASE_OUT)/debug
 else
 $(error KERNEL=$(KERNEL): use KERNEL=default or KERNEL=debug)
 endif
-KBUILD     := KVER='$(KVER)' KERNEL_FRAGMENTS='$(FRAGMENTS)' kernel/build-kernel.sh
+KBUILD     := KVER='$(KVER)' KSRC='$(KSRC)' KERNEL_FRAGMENTS='$(FRAGMENTS)' kernel/build-kernel.sh
 KBUILD_MODULE := kernel/build-module.sh
 # The O= build directory of the cached kernel (outside the repository).
 KDIR        = $(shell $(KBUILD) --dir)
+# "LABEL VERSION" of the kernel (6.12 6.12.118-1~deb12u1), for the results
+KDESC       = $(shell $(KBUILD) --describe)
 CFLAGS_GUEST := -static -O2 -Wall -Wextra -Werror -std=gnu11
 CFLAGS_HOST  := -O2 -g -Wall -Wextra -Werror -std=gnu11 -fsanitize=address,undefined
 LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c
 LIB_HDR    := $(LIB_SRC:.c=.h)
 RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 
-.PHONY: bench bench-doc bench-profile deps kernel module intree-patched externals guest initramfs lib-test conformance golden test matrix clean \
+.PHONY: bench bench-doc bench-profile deps kernel module intree-patched intree-old externals guest initramfs lib-test conformance golden test matrix clean new-case \
 	reliability reliability-run
 
 # Every target that compiles or runs something depends on deps, so that
 # each of them works alone on a machine with nothing but make. File targets
 # take it order-only (after the |): it runs first but never forces a rebuild.
 deps:
-	@scripts/deps.sh $(if $(findstring -,$(KVER)),,linux-source-$(KSERIES))
+	@scripts/deps.sh $(if $(KSRC)$(findstring -,$(KVER))$(findstring $(comma),$(KVER)),,linux-source-$(KSERIES)) \
+		$(if $(findstring $(comma),$(KVER)),$(foreach k,$(KVERS),$(if $(findstring -,$(k)),,linux-source-$(k))))
 
 kernel: deps
 	@$(KBUILD)
@@ -66,6 +76,27 @@ intree-patched: kernel
 		$(OUT)/build/intree-patched/net/ipv6/ila \
 		--patch-root $(OUT)/build/intree-patched $(sort $(wildcard kernel/patches/*.patch))) && \
 		echo "intree-patched: built $$ko"
+
+# A released in-tree module from before the CVE-2026-68127 fix, for a column
+# of its own (intree-$(INTREE_OLD)): only its net/ipv6/ila is fetched, then
+# built against the cached kernel exactly as intree-patched is, with
+# kernel/patches/ applied, so that the CVE is the one bug it has beyond
+# intree+patches. Only on 6.1 kernels, whose module it is;
+# impls.PREFIX_RELEASE names the same release.
+INTREE_OLD := 6.1.176-1
+OLD_DIR    := $(OUT)/build/intree-$(INTREE_OLD)
+OLD_KO     := $(OLD_DIR)/net/ipv6/ila/ila.ko
+intree-old: kernel
+ifeq ($(KSERIES)$(KSRC),6.1)
+	@src=$$(kernel/fetch-ila.sh $(INTREE_OLD)) && rm -rf $(OLD_DIR) && \
+		mkdir -p $(OLD_DIR)/net/ipv6 && \
+		ko=$$($(KBUILD_MODULE) $(KDIR) $$src $(OLD_DIR)/net/ipv6/ila --patch-root $(OLD_DIR) \
+			$(sort $(wildcard kernel/patches/*.patch))) && \
+		echo "intree-old: built $$ko"
+else
+	@rm -rf $(OLD_DIR)
+	@echo "intree-old: the intree-$(INTREE_OLD) column is a 6.1 module: not built for this kernel"
+endif
 
 $(OUT)/guest/init: guest-init/init.c | deps
 	@mkdir -p $(@D)
@@ -83,12 +114,16 @@ $(OUT)/guest/ila-fuzz: guest-init/ila-fuzz.c $(LIB_SRC) $(LIB_HDR) | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/ila-fuzz.c $(LIB_SRC)
 
+$(OUT)/guest/ila-rx: guest-init/ila-rx.c $(LIB_SRC) $(LIB_HDR) | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/ila-rx.c $(LIB_SRC)
+
 $(OUT)/guest/ila-bench: guest-init/ila-bench.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ $<
 
 guest: deps $(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl $(OUT)/guest/ila-fuzz \
-	$(OUT)/guest/ila-bench
+	$(OUT)/guest/ila-bench $(OUT)/guest/ila-rx
 
 # External implementations named in IMPL (external:DIR), see README.md.
 externals: kernel
@@ -96,11 +131,12 @@ externals: kernel
 
 INITRAMFS_FILES = $(KDIR)/usr/gen_init_cpio \
 	$(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl \
-	$(OUT)/guest/ila-fuzz $(OUT)/guest/ila-bench $(wildcard $(OUT)/build/ila_ref/*.ko) $(KDIR)/net/ipv6/ila/ila.ko \
+	$(OUT)/guest/ila-fuzz $(OUT)/guest/ila-bench $(OUT)/guest/ila-rx $(wildcard $(OUT)/build/ila_ref/*.ko) $(KDIR)/net/ipv6/ila/ila.ko \
 	patched=$(OUT)/build/intree-patched/net/ipv6/ila/ila.ko \
+	$$(test -f $(OLD_KO) && echo intree-$(INTREE_OLD)=$(OLD_KO)) \
 	$$(awk '{ print "ext=$(OUT)/build/external/" $$1 ".ko" }' $(OUT)/build/external/list)
 
-initramfs: module intree-patched externals guest
+initramfs: module intree-patched intree-old externals guest
 	@guest-init/mkinitramfs.sh $(OUT)/initramfs.cpio.gz $(INITRAMFS_FILES)
 
 $(OUT)/lib-tests: lib/tests/test_lib.c $(LIB_SRC) $(LIB_HDR) | deps
@@ -113,29 +149,62 @@ lib-test: $(OUT)/lib-tests
 RUN_ARGS = --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
 	--impl '$(IMPL)' --case '$(CASE)' --accel $(QEMU_ACCEL) --out $(OUT) \
 	--externals $(OUT)/build/external/list --expect '$(EXPECT)' \
+	--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))' \
+	--fixed '$(shell $(KBUILD) --fixed)' $(if $(wildcard $(OLD_KO)),,--no-column intree-$(INTREE_OLD)) \
 	$(if $(filter debug,$(KERNEL)),--detectors)
 
+ifneq ($(words $(KVERS)),1)
+# Several kernels: each one's run in its own output directory, then one
+# report over all (out/kernels/results.{ktap,json,junit.xml}), with the
+# cases whose result differs between kernels listed as findings.
+conformance:
+	@rc=0; for k in $(KVERS); do \
+		$(MAKE) --no-print-directory conformance KVER=$$k || rc=1; done; \
+	$(RUN) merge --out out/kernels $(foreach k,$(KVERS),$(call out_of,$(k))/results.json) || rc=1; \
+	exit $$rc
+else
 conformance: initramfs
 	@$(RUN) run $(RUN_ARGS)
+endif
 
 golden: initramfs
 	@test '$(CASE)' != '*' || { echo "golden: name the cases to bless: make golden CASE=tcp/output-syn"; exit 2; }
 	@$(RUN) run $(RUN_ARGS) --bless
 
-# Runs both suites to the end, then one summary line over both.
-# Everything CI runs. Stale results are removed first: a step that cannot
-# run counts as a failure in the summary, never as an old pass.
+# Everything CI runs, each step to the end, then one summary line over all:
+# the lib unit tests, the conformance cases on both Debian kernels (6.1 and
+# 6.12: the same golden captures judge both), the reliability suite on the
+# 6.1 debug kernel, and the JUnit file read back by junitparser. Stale
+# results are removed first: a step that cannot run counts as a failure in
+# the summary, never as an old pass. KVER= or KSRC= on the command line
+# narrows the conformance step to that kernel.
+# linux-source-6.12 is in bookworm-security only: without it, 6.12 is a
+# reported skip in the summary, not a failure.
+HAVE_612   := $(shell apt-cache show linux-source-6.12 >/dev/null 2>&1 && echo yes)
+TEST_KVER  := $(if $(KSRC),$(KVER),$(if $(filter command line,$(origin KVER)),$(KVER),6.1$(if $(HAVE_612),$(comma)6.12)))
+TEST_OUT   := $(if $(findstring $(comma),$(TEST_KVER)),out/kernels,$(BASE_OUT))
+TEST_SKIPS := $(if $(KSRC)$(filter command line,$(origin KVER))$(HAVE_612),,$(BASE_OUT)/skip-6.12.ktap)
 test: deps
-	@rm -f $(OUT)/lib-tests.ktap $(OUT)/results.ktap $(BASE_OUT)/debug/reliability.ktap
+	@rm -f $(OUT)/lib-tests.ktap $(TEST_OUT)/results.ktap $(TEST_OUT)/junit-check.ktap \
+		$(BASE_OUT)/debug/reliability.ktap
 	@rc=0; $(MAKE) --no-print-directory lib-test || rc=1; \
-	$(MAKE) --no-print-directory conformance || rc=1; \
+	$(if $(TEST_SKIPS),$(RUN) skip --out $(BASE_OUT) --name skip-6.12 --what 6.12/conformance \
+		--why "linux-source-6.12 is not in this machine's apt sources (it is in bookworm-security)";) \
+	$(MAKE) --no-print-directory conformance KVER=$(TEST_KVER) || rc=1; \
 	$(MAKE) --no-print-directory reliability || rc=1; \
-	echo "# make test: lib unit tests, conformance cases and reliability together:"; \
-	$(RUN) summary $(OUT)/lib-tests.ktap $(OUT)/results.ktap $(BASE_OUT)/debug/reliability.ktap || rc=1; \
+	$(RUN) junit-check $(TEST_OUT)/results.junit.xml $(TEST_OUT)/results.ktap \
+		--out $(TEST_OUT) || rc=1; \
+	echo "# make test: lib unit tests, conformance cases, reliability and the JUnit check:"; \
+	$(RUN) summary $(OUT)/lib-tests.ktap $(TEST_OUT)/results.ktap \
+		$(BASE_OUT)/debug/reliability.ktap $(TEST_OUT)/junit-check.ktap $(TEST_SKIPS) || rc=1; \
 	exit $$rc
 
 clean:
 	rm -rf $(OUT)
+
+# A new case file from conformance/templates/case.toml (DIR= for another folder).
+new-case: deps
+	@$(RUN) new-case --proto '$(PROTO)' --name '$(NAME)' $(if $(DIR),--dir '$(DIR)')
 
 # The reliability suite on the debug kernel, with its own "N passed, N failed".
 reliability: deps
@@ -143,7 +212,8 @@ reliability: deps
 
 reliability-run: initramfs
 	@$(RUN) reliability --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
-		--accel $(QEMU_ACCEL) --out $(OUT) $(if $(SEED),--seed $(SEED))
+		--accel $(QEMU_ACCEL) --out $(OUT) $(if $(SEED),--seed $(SEED)) \
+		--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))'
 
 # A benchmark, not a test: make test only builds what it needs (initramfs).
 bench: initramfs
@@ -162,6 +232,8 @@ bench-profile: initramfs
 bench-doc: deps
 	@$(RUN) bench-doc $(OUT)/bench.json BENCH.md
 
-# Regenerate CONFORMANCE.md's results matrix from the last run.
+# Regenerate CONFORMANCE.md's results matrix from the last run
+# (KVER=6.1,6.12: from the last run over both kernels).
 matrix: deps
-	@PYTHONPATH=conformance $(PY) -m ilaconf.matrix $(OUT)/results.json CONFORMANCE.md
+	@PYTHONPATH=conformance $(PY) -m ilaconf.matrix \
+		$(if $(findstring $(comma),$(KVER)),out/kernels,$(OUT))/results.json CONFORMANCE.md

@@ -1,19 +1,25 @@
 #!/usr/bin/env bash
 # Build the guest kernel out of the repository, keyed by what goes into it.
 #
-#   kernel/build-kernel.sh --dir    print the build directory for the fragments
-#   kernel/build-kernel.sh          build it unless it is already built
+#   kernel/build-kernel.sh             build it unless it is already built
+#   kernel/build-kernel.sh --dir       print the O= build directory
+#   kernel/build-kernel.sh --describe  print the kernel's label and version
+#   kernel/build-kernel.sh --fixed     print the kernel/patches/ already in the source
 #
-# KVER picks Debian's source: a series (6.1, the default, or 6.12) means the
-# installed linux-source-SERIES package; a full Debian version (6.1.176-1)
-# means that release, downloaded into the cache with `apt-get download` when
-# it is not the installed one (nothing is installed). The tarball is
-# extracted once per release into $ILA_CACHE/src; each distinct set of config
-# fragments gets its own O= build directory $ILA_CACHE/build/<version>-<hash>,
-# so a second run reuses it and a changed fragment builds afresh. Fragments
-# come from $KERNEL_FRAGMENTS (space-separated paths), default
-# kernel/config/base.config. Before anything is built, kernel/patches/ must
-# apply to the source: a release they do not fit is refused at once.
+# The source is Debian's or the user's:
+#   KVER=6.1 (default), KVER=6.12   the installed linux-source-SERIES package
+#   KVER=6.1.176-1                  that Debian release, downloaded into the cache
+#                                   with `apt-get download` (nothing is installed)
+#   KSRC=/path/to/linux             any kernel tree, never written to (O= only),
+#                                   identified by its git describe and a hash of its
+#                                   diff (or of its sources' names, sizes and times)
+# A Debian tarball is extracted once per release into $ILA_CACHE/src; each
+# distinct source and set of config fragments gets its own O= build directory
+# under $ILA_CACHE/build, so a second run reuses it and a change builds afresh.
+# Fragments come from $KERNEL_FRAGMENTS (space-separated paths), default
+# kernel/config/base.config. Before anything is built, each of kernel/patches/
+# must apply to the source or be in it already: a release they do not fit is
+# refused at once.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,43 +31,90 @@ kver=${KVER:-6.1}
 recipe=1
 
 die() { echo "build-kernel: $*" >&2; exit 1; }
-
-case $kver in
-[0-9]*.[0-9]*-*) series=$(echo "$kver" | cut -d. -f1,2) version=$kver ;;
-[0-9]*.[0-9]*) series=$kver version= ;;
-*) die "KVER=$kver: give a series (KVER=6.1, KVER=6.12) or a Debian version (KVER=6.1.176-1)" ;;
-esac
-pkg=linux-source-$series
-installed=$(dpkg-query -W -f '${Version}' "$pkg" 2>/dev/null || true)
-if [ -z "$version" ]; then
-	[ -n "$installed" ] || die "package $pkg is not installed (run: make deps KVER=$kver)"
-	version=$installed
-fi
-deb=
-if [ "$version" = "$installed" ]; then
-	tarball=/usr/src/$pkg.tar.xz
-	[ -f "$tarball" ] || die "$tarball is missing (reinstall $pkg)"
-else
-	deb=$cache/debs/${pkg}_${version}_all.deb
-	tarball=$deb
-fi
 for f in $fragments; do [ -f "$f" ] || die "config fragment $f not found"; done
 
-key=$( { echo "recipe=$recipe version=$version"; cat $fragments; } |
-	sha256sum | cut -c1-12)
-src=$cache/src/$pkg-$version
-bdir=$cache/build/$version-$key
-
-if [ "${1:-}" = --dir ]; then
-	echo "$bdir"
-	exit 0
+deb= tarball=
+if [ -n "${KSRC:-}" ]; then
+	[ -d "$KSRC" ] || die "KSRC=$KSRC: no such directory"
+	src=$(cd "$KSRC" && pwd)
+	[ -f "$src/Makefile" ] && [ -d "$src/net/ipv6/ila" ] ||
+		die "KSRC=$KSRC is not a kernel tree with net/ipv6/ila (no Makefile or net/ipv6/ila/)"
+	if [ -e "$src/.config" ] || [ -d "$src/include/config" ]; then
+		die "KSRC=$KSRC is configured in place (it has .config or include/config): kbuild's O=" \
+			"needs a clean source tree. Run 'make mrproper' in it, or point KSRC at a clean copy"
+	fi
+	if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+		version=$(git -C "$src" describe --always --tags --dirty)
+		identity="$version $(git -C "$src" diff HEAD | sha256sum | cut -c1-12)"
+	else
+		version=$(sed -n 's/^\(VERSION\|PATCHLEVEL\|SUBLEVEL\) = //p' "$src/Makefile" | paste -sd.)
+		identity="$version $(find "$src" -type f \( -name '*.[chS]' -o -name 'Kconfig*' \
+			-o -name 'Makefile*' -o -name 'Kbuild*' \) -printf '%P %s %T@\n' |
+			sort | sha256sum | cut -c1-12)"
+	fi
+	label=ksrc-$(basename "$src")
+	key=$( { echo "recipe=$recipe ksrc=$src $identity"; cat $fragments; } |
+		sha256sum | cut -c1-12)
+	bdir=$cache/build/$label-$key
+else
+	case $kver in
+	[0-9]*.[0-9]*-*) series=$(echo "$kver" | cut -d. -f1,2) version=$kver ;;
+	[0-9]*.[0-9]*) series=$kver version= ;;
+	*) die "KVER=$kver: give a series (KVER=6.1, KVER=6.12) or a Debian version (KVER=6.1.176-1)" ;;
+	esac
+	pkg=linux-source-$series
+	installed=$(dpkg-query -W -f '${Version}' "$pkg" 2>/dev/null || true)
+	if [ -z "$version" ]; then
+		[ -n "$installed" ] || die "package $pkg is not installed (run: make deps KVER=$kver)"
+		version=$installed
+	fi
+	if [ "$version" = "$installed" ]; then
+		tarball=/usr/src/$pkg.tar.xz
+		[ -f "$tarball" ] || die "$tarball is missing (reinstall $pkg)"
+	else
+		deb=$cache/debs/${pkg}_${version}_all.deb
+		tarball=$deb
+	fi
+	label=$kver
+	key=$( { echo "recipe=$recipe version=$version"; cat $fragments; } |
+		sha256sum | cut -c1-12)
+	src=$cache/src/$pkg-$version
+	bdir=$cache/build/$version-$key
 fi
 
-mkdir -p "$cache/src" "$cache/build"
-exec 9>"$cache/lock"
+# kernel/patches/ against the source: applies (missing), or is in it already.
+patch_state() {
+	if patch -p1 --dry-run --fuzz=0 --batch --quiet -d "$src" <"$1" >/dev/null 2>&1; then
+		echo missing
+	elif patch -p1 -R --dry-run --fuzz=0 --batch --quiet -d "$src" <"$1" >/dev/null 2>&1; then
+		echo applied
+	else
+		echo conflict
+	fi
+}
+
+case ${1:-} in
+--dir) echo "$bdir"; exit 0 ;;
+--describe) echo "$label $version"; exit 0 ;;
+--fixed)
+	[ -d "$src/net" ] || exit 0  # not extracted yet: nothing to say
+	for p in "$here"/patches/*.patch; do
+		[ "$(patch_state "$p")" = applied ] && basename "$p"
+	done
+	exit 0 ;;
+"") ;;
+*) die "unknown argument $1 (--dir, --describe, --fixed)" ;;
+esac
+
+mkdir -p "$cache/src" "$cache/build" "$cache/locks"
+# One build at a time per source (extraction) and per build directory, so
+# that two kernels build side by side while one source is never extracted twice.
+exec 8>"$cache/locks/src-$(basename "$src")"
+flock 8
+exec 9>"$cache/locks/build-$(basename "$bdir")"
 flock 9
 
-if [ ! -f "$src/.ila-extracted" ]; then
+if [ -z "${KSRC:-}" ] && [ ! -f "$src/.ila-extracted" ]; then
 	rm -rf "$src" "$src.tmp"
 	mkdir -p "$src.tmp"
 	if [ -n "$deb" ] && [ ! -f "$deb" ]; then
@@ -82,15 +135,20 @@ if [ ! -f "$src/.ila-extracted" ]; then
 	touch "$src.tmp/.ila-extracted"
 	mv "$src.tmp" "$src"
 fi
+flock -u 8
 
-# The intree+patches column needs kernel/patches/ to fit this release: say
-# so now rather than after a five-minute build.
+# The intree+patches column needs each of kernel/patches/ to apply to this
+# source, or to be in it already: say so now rather than after the build.
 for p in "$here"/patches/*.patch; do
-	patch -p1 --dry-run --fuzz=0 --batch --quiet -d "$src" <"$p" >/dev/null 2>&1 ||
-		die "$pkg $version is not supported: kernel/patches/$(basename "$p")" \
-			"does not apply to it. Releases it applies to" \
-			"(kernel/check-patches.sh): $(paste -sd' ' "$here/patches/RELEASES")." \
-			"Pick one: make KVER=<release> (downloads it), or apt-get install $pkg=<release>"
+	[ "$(patch_state "$p")" != conflict ] && continue
+	if [ -n "${KSRC:-}" ]; then
+		die "KSRC=$KSRC: kernel/patches/$(basename "$p") neither applies to it nor is in it" \
+			"already; the intree+patches column cannot be built from this tree"
+	fi
+	die "$pkg $version is not supported: kernel/patches/$(basename "$p")" \
+		"does not apply to it. Releases it applies to" \
+		"(kernel/check-patches.sh): $(paste -sd' ' "$here/patches/RELEASES")." \
+		"Pick one: make KVER=<release> (downloads it), or apt-get install $pkg=<release>"
 done
 
 if [ -f "$bdir/.ila-built" ]; then

@@ -5,7 +5,8 @@
 #
 # SRC is copied to DEST (the source is never written to), optional patches
 # are applied with `patch -p1` in ROOT (a directory above DEST, for patches
-# written against the kernel tree), and kbuild builds DEST with M=DEST.
+# written against the kernel tree; one the source holds already is skipped),
+# and kbuild builds DEST with M=DEST.
 # Prints the built modules, one per line. A failure prints the last lines
 # of DEST.log and its path.
 set -euo pipefail
@@ -23,12 +24,16 @@ if [ "${1:-}" = --patch-root ]; then
 	root=$2
 	shift 2
 	for p in "$@"; do
-		patch -p1 --quiet --batch --fuzz=0 -d "$root" <"$p" >"$log" 2>&1 || {
+		if patch -p1 --dry-run --quiet --batch --fuzz=0 -d "$root" <"$p" >"$log" 2>&1; then
+			patch -p1 --quiet --batch --fuzz=0 -d "$root" <"$p" >"$log" 2>&1
+			echo "build-module: applied $(basename "$p")" >&2
+		elif patch -p1 -R --dry-run --quiet --batch --fuzz=0 -d "$root" <"$p" >/dev/null 2>&1; then
+			echo "build-module: $(basename "$p") is in the source already" >&2
+		else
 			echo "build-module: $p does not apply:" >&2
 			tail -n 20 "$log" >&2
 			exit 1
-		}
-		echo "build-module: applied $(basename "$p")" >&2
+		fi
 	done
 fi
 make -C "$kdir" M="$(realpath "$dest")" modules >"$log" 2>&1 || {

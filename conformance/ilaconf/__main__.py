@@ -6,7 +6,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import bench, benchreport, cases, deviations, impls, matrix, reliability, report, runner
+from . import (bench, benchreport, cases, deviations, impls, junit, matrix, newcase,
+               reliability, report, runner)
 
 
 def inputs_exist(a: argparse.Namespace) -> bool:
@@ -28,6 +29,12 @@ def print_summary(ktap: list[Path]) -> int:
 def cmd_run(a: argparse.Namespace) -> int:
     try:
         selected = impls.parse_impls(a.impl, Path(a.externals))
+        for name in a.no_column:
+            if name in a.impl.split(","):
+                raise ValueError(f"IMPL={name}: that column is not built for this kernel")
+            if any(i.name == name for i in selected):
+                print(f"# {name}: not built for this kernel, left out of IMPL={a.impl}")
+            selected = [i for i in selected if i.name != name]
         files: list[tuple[Path, str | None]] = [
             (f, None) for f in sorted(Path(a.deviations).glob("*.toml"))]
         external = [i.name for i in selected if i.name not in impls.IMPLS]
@@ -39,7 +46,8 @@ def cmd_run(a: argparse.Namespace) -> int:
                 raise ValueError(f"EXPECT= applies to one external implementation; IMPL names "
                                  f"{len(external)}")
             files.append((Path(a.expect), external[0]))
-        chosen = cases.discover(Path(a.cases), a.case, files)
+        chosen = cases.discover(Path(a.cases), a.case, files, fixed=set(a.fixed.split()),
+                                kernel_version=a.kernel_version)
     except ValueError as e:
         print(f"ilaconf: {e}", file=sys.stderr)
         return 2
@@ -47,7 +55,8 @@ def cmd_run(a: argparse.Namespace) -> int:
         return 2
     paths = runner.Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path(a.golden),
                          debug_kernel=a.detectors)
-    rep = report.Reporter(Path(a.out), len(chosen) * len(selected) + (2 if a.detectors else 0))
+    rep = report.Reporter(Path(a.out), len(chosen) * len(selected) + (2 if a.detectors else 0),
+                          kernel=a.kernel_label, kernel_version=a.kernel_version)
 
     scanned = []
 
@@ -67,7 +76,87 @@ def cmd_run(a: argparse.Namespace) -> int:
     if a.detectors:
         rep.add(reliability.scan_logs(sorted((Path(a.out) / "logs").glob("serial-[0-9]*.log"))))
     rep.finish()
+    if a.bless:
+        return bless_status(chosen, selected, rep.results)
     return print_summary([Path(a.out) / "results.ktap"])
+
+
+def bless_status(chosen: list, selected: list[impls.Impl], results: list[report.Result]) -> int:
+    """make golden: 0 when every case was blessed from its golden column. The
+    other columns' results are printed above but do not decide it."""
+    golden = {c.id: runner.golden_column(c) for c in chosen}
+    mine = [r for r in results if golden.get(r.case) == r.impl]
+    bad = [r for r in mine if r.status != "pass"]
+    others = [r for r in results if golden.get(r.case) != r.impl]
+    missing = sorted(set(golden) - {r.case for r in mine})
+    if missing:
+        names = ", ".join(sorted({golden[c] for c in missing}))
+        print(f"golden: not blessed, IMPL= leaves out the golden column ({names}) of: "
+              f"{', '.join(missing)}")
+    for r in bad:
+        print(f"golden: {r.case} NOT blessed: {r.impl} {r.status}: {r.detail}")
+    t = report.totals(others)
+    print(f"golden: blessed {len(mine) - len(bad)} of {len(golden)} case(s); other columns "
+          f"(not part of this status): {t['pass'] + t['xfail']} passed, {t['fail']} failed"
+          + (f", {t['skip']} skipped" if t['skip'] else ""))
+    return 1 if bad or missing else 0
+
+
+def cmd_new_case(a: argparse.Namespace) -> int:
+    try:
+        path = newcase.create(Path(a.cases), Path(a.template), a.proto, a.name, a.dir)
+    except (ValueError, OSError) as e:
+        print(f"new-case: {e}", file=sys.stderr)
+        return 2
+    cid = path.relative_to(Path(a.cases)).with_suffix("").as_posix()
+    print(f"new-case: wrote {path}; edit 'verifies', 'requirements' and the packet, then:\n"
+          f"  make conformance CASE={cid}   (fails 'no golden capture' once the oracle agrees)\n"
+          f"  make golden CASE={cid}")
+    return 0
+
+
+def cmd_merge(a: argparse.Namespace) -> int:
+    """Several kernels' runs as one report, and the differences between kernels."""
+    results = []
+    for f in map(Path, a.results):
+        if not f.exists():
+            print(f"merge: {f} is missing (that kernel's run did not finish)", file=sys.stderr)
+            results.append(report.Result("run", f.parent.name, "fail", f"{f} missing"))
+            continue
+        results += [report.Result(**r) for r in json.loads(f.read_text())]
+    rep = report.Reporter(Path(a.out), len(results))
+    for r in results:
+        rep.add(r)
+    rep.finish()
+    kernels = sorted({r.kernel for r in results})
+    by: dict[tuple[str, str], dict[str, str]] = {}
+    for r in results:
+        by.setdefault((r.impl, r.case), {})[r.kernel] = r.status
+    differ = [(k, v) for k, v in sorted(by.items()) if len(set(v.values())) > 1]
+    print(f"# kernels {', '.join(kernels)}: {len(differ)} case(s) whose result differs "
+          "between kernels (each a finding to explain)")
+    for (impl, case), v in differ:
+        print(f"#   {impl}:{case}: " + ", ".join(f"{k} {s}" for k, s in sorted(v.items())))
+    return print_summary([Path(a.out) / "results.ktap"])
+
+
+def cmd_junit_check(a: argparse.Namespace) -> int:
+    """make test: the JUnit file, read by a real consumer, agrees with the KTAP."""
+    problems = junit.check(Path(a.junit), Path(a.ktap))
+    rep = report.Reporter(Path(a.out), 1, name="junit-check")
+    rep.add(report.Result("junit/parses-and-matches-ktap", "junitparser",
+                          "fail" if problems else "pass", problems[0] if problems else "",
+                          ["ILA-REPORT-1"], problems[1:]))
+    rep.finish()
+    return 1 if problems else 0
+
+
+def cmd_skip(a: argparse.Namespace) -> int:
+    """A step make test cannot run here, counted as a skip with its reason."""
+    rep = report.Reporter(Path(a.out), 1, name=a.name)
+    rep.add(report.Result(a.what, "make-test", "skip", a.why))
+    rep.finish()
+    return 0
 
 
 def cmd_reliability(a: argparse.Namespace) -> int:
@@ -75,7 +164,8 @@ def cmd_reliability(a: argparse.Namespace) -> int:
         return 2
     paths = runner.Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path("pcaps"),
                          debug_kernel=True)
-    rep = report.Reporter(Path(a.out), None, name="reliability")
+    rep = report.Reporter(Path(a.out), None, name="reliability", kernel=a.kernel_label,
+                          kernel_version=a.kernel_version)
     print(f"# reliability: seed {a.seed} (replay with make reliability SEED={a.seed})")
     reliability.run(paths, rep, a.accel, a.seed)
     rep.finish()
@@ -140,6 +230,12 @@ def main() -> int:
     r.add_argument("--out", default="out")
     r.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
     r.add_argument("--bless", action="store_true", help="write golden captures from this run")
+    r.add_argument("--kernel-label", default="", help="the kernel's name in the results (6.12)")
+    r.add_argument("--no-column", action="append", default=[],
+                   help="a column the build did not make for this kernel")
+    r.add_argument("--kernel-version", default="", help="its full version")
+    r.add_argument("--fixed", default="", help="kernel/patches/ the kernel's source holds "
+                   "already: deviations 'fixed_by' one of them do not apply")
     r.add_argument("--detectors", action="store_true",
                    help="the debug kernel: add a kmemleak scan and a serial-log scan, and do "
                    "not compare the TCP window of kernel-built segments with the golden")
@@ -150,6 +246,8 @@ def main() -> int:
     rel.add_argument("--out", default="out/debug")
     rel.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
     rel.add_argument("--seed", type=lambda v: int(v, 0), default=20261203)
+    rel.add_argument("--kernel-label", default="")
+    rel.add_argument("--kernel-version", default="")
     rel.set_defaults(func=cmd_reliability)
     b = sub.add_parser("bench", help="ILA/plain ratios in one boot (not a test)")
     b.add_argument("--kernel", required=True)
@@ -164,6 +262,28 @@ def main() -> int:
     d.add_argument("json")
     d.add_argument("doc")
     d.set_defaults(func=cmd_bench_doc)
+    n = sub.add_parser("new-case", help="a new case file from the commented template")
+    n.add_argument("--proto", required=True)
+    n.add_argument("--name", required=True)
+    n.add_argument("--dir", default="", help="the folder, if not the protocol's (e.g. ext)")
+    n.add_argument("--cases", default="conformance/cases")
+    n.add_argument("--template", default="conformance/templates/case.toml")
+    n.set_defaults(func=cmd_new_case)
+    m = sub.add_parser("merge", help="one report over several kernels' results.json")
+    m.add_argument("--out", required=True)
+    m.add_argument("results", nargs="+")
+    m.set_defaults(func=cmd_merge)
+    j = sub.add_parser("junit-check", help="read a JUnit file with junitparser against KTAP")
+    j.add_argument("junit")
+    j.add_argument("ktap")
+    j.add_argument("--out", required=True, help="where to write the check's own KTAP")
+    j.set_defaults(func=cmd_junit_check)
+    k = sub.add_parser("skip", help="a KTAP file holding one reported skip")
+    k.add_argument("--out", required=True)
+    k.add_argument("--name", required=True)
+    k.add_argument("--what", required=True)
+    k.add_argument("--why", required=True)
+    k.set_defaults(func=cmd_skip)
     s = sub.add_parser("summary", help="sum KTAP totals into 'N passed, N failed'")
     s.add_argument("ktap", nargs="+")
     s.set_defaults(func=cmd_summary)

@@ -5,14 +5,15 @@ install (as the ip command lines a user types), the packet to send (fields of
 lib/pkt.h, shared with the scapy oracle) and the outcome expected.
 """
 
+import dataclasses
 import fnmatch
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import control, topology
-from .deviations import (OUTCOMES, ColumnEntry, Deviation, DeviationError, load_column_file,
-                         load_deviations)
+from . import control, layouts, topology
+from .deviations import (OUTCOMES, ColumnEntry, Deviation, DeviationError, kernel_holds,
+                         load_column_file, load_deviations)
 
 # output: the guest sends; input: the host sends to an ILA address the guest
 # owns; forward: the host sends through the guest, out of eth1.
@@ -61,10 +62,20 @@ class Case:
     csum: str = "adjusted"
     deviations: dict[str, Deviation] = field(default_factory=dict)
     needs: list[str] = field(default_factory=list)  # features an implementation must have
+    layout: "str | list[int]" = "linear"  # how the packet is received (layouts.py)
+    base: str = ""  # a generated layout variant: the case it comes from
+    # per column: what a shared (cloned) skb's other holder sees instead of
+    # its data intact, when an implementation writes into it
+    clone_deviations: dict[str, Deviation] = field(default_factory=dict)
 
     @property
     def protocol(self) -> str:
         return self.id.split("/")[0]
+
+    @property
+    def golden_id(self) -> str:
+        """A layout variant is judged by its case's golden capture."""
+        return self.base or self.id
 
 
 def fill(text: str) -> str:
@@ -121,7 +132,7 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
         return data[key]
 
     known = {"verifies", "requirements", "path", "send", "nic", "routes", "teardown", "packet",
-             "expect", "look", "deviation", "needs"}
+             "expect", "look", "deviation", "needs", "layout"}
     extra = set(data) - known
     if extra:
         raise CaseError(f"{file}: unknown keys {sorted(extra)} (known: {sorted(known)})")
@@ -161,6 +172,18 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
     reqs = need("requirements", list)
     if not reqs:
         raise CaseError(f"{file}: list at least one requirement ID")
+    layout = data.get("layout", "linear")
+    if path == "output" and layout != "linear":
+        raise CaseError(f"{file}: a layout is how the guest receives: only input and forward "
+                        "cases take one")
+    if isinstance(layout, list):
+        if not layout or not all(isinstance(o, int) and o >= 14 for o in layout) \
+                or layout != sorted(set(layout)):
+            raise CaseError(f"{file}: layout offsets must be increasing byte offsets in the "
+                            "Ethernet frame, 14 or more (the head holds the Ethernet header)")
+    elif layout not in layouts.names():
+        raise CaseError(f"{file}: layout '{layout}' is not one of {layouts.names()} "
+                        "or a list of split offsets")
     return Case(
         id=cid, file=file, verifies=str(need("verifies", str)), requirements=[str(r) for r in reqs],
         path=path, send=send, nic=nic, routes=routes, teardown=teardown, packet=packet,
@@ -168,7 +191,7 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
         inject_error=expect.get("inject_error"), stats=stats,
         deviations=deviations(file, data.get("deviation")),
         csum=checksum_rule(file, expect.get("csum", "adjusted")),
-        needs=[str(n) for n in data.get("needs", [])],
+        needs=[str(n) for n in data.get("needs", [])], layout=layout,
     )
 
 
@@ -191,44 +214,99 @@ def deviations(file: Path, data: object) -> dict[str, Deviation]:
 
 
 def discover(root: Path, pattern: str = "*",
-             deviation_files: "list[tuple[Path, str | None]] | None" = None
-             ) -> "list[Case | control.ControlCase]":
+             deviation_files: "list[tuple[Path, str | None]] | None" = None,
+             fixed: "set[str] | None" = None,
+             kernel_version: str = "") -> "list[Case | control.ControlCase]":
     """All cases whose id matches the glob; none matching is an error naming the valid ones.
 
     deviation_files are (file, default column) pairs (conformance/deviations/,
     EXPECT=): their entries apply to the cases that declare none of their own.
+    An entry 'fixed_by' a patch of kernel/patches/ that the kernel under test
+    holds already (fixed) does not apply: that kernel has the fix; nor does
+    one whose 'kernel' rule ("<6.1.183") this kernel_version does not meet.
     """
     files = sorted(root.glob("*/*.toml"))
     cases = [load(f, root) for f in files]
+    cases += [v for c in cases for v in layout_variants(c)]
     chosen = [c for c in cases if fnmatch.fnmatch(c.id, pattern)]
     if not chosen:
         valid = ", ".join(c.id for c in cases) or "(none)"
         raise CaseError(f"no case matches CASE={pattern!r}; valid cases: {valid}")
     try:
-        entries = [e for f, col in deviation_files or [] for e in load_column_file(f, col)]
+        entries = [e for f, col in deviation_files or [] for e in load_column_file(f, col)
+                   if e.fixed_by not in (fixed or set())
+                   and kernel_holds(e.kernel, kernel_version)]
     except DeviationError as e:
         raise CaseError(str(e))
     columns = {c for e in entries for c in e.columns}
     for column in sorted(columns):
-        mine = [e for e in entries if column in e.columns]
+        mine = [e for e in entries if column in e.columns and not e.is_clone]
+        clone = [e for e in entries if column in e.columns and e.is_clone]
         for case in cases:
-            entry = next((e for e in mine if e.covers(case.id)), None)
+            entry = next((e for e in mine if e.covers(case)), None)
             if entry and column not in case.deviations:
                 attach(case, column, entry)
+            entry = next((e for e in clone if e.covers(case)), None)
+            if entry and isinstance(case, Case) and layouts.clones(case.layout):
+                attach_clone(case, column, entry)
     for e in entries:
         if not e.used:
-            raise CaseError(f"{e.file}: the deviation for {e.cases} covers no case that "
+            raise CaseError(f"{e.file}: the deviation for {e.describe()} covers no case that "
                             "does not declare its own: remove it")
     return chosen
+
+
+def broken_requirement(case: "Case | control.ControlCase", wanted: object) -> str:
+    """A deviation's requirement: an ID, or (a 'when' entry) a list of globs
+    naming the case's own requirement it breaks, the first glob that matches
+    one winning; left out, or none matching: the case's first requirement."""
+    if isinstance(wanted, str) and not any(c in wanted for c in "*?["):
+        return wanted
+    globs = [wanted] if isinstance(wanted, str) else list(wanted or [])
+    for g in globs:
+        for r in case.requirements:
+            if fnmatch.fnmatchcase(r, str(g)):
+                return r
+    return case.requirements[0]
+
+
+def layout_variants(case: "Case | control.ControlCase") -> list[Case]:
+    """CASE@LAYOUT for every named layout, for an input or forward case that
+    names none; a layout the packet cannot have (no transport header to
+    split off) is left out."""
+    if not isinstance(case, Case) or case.path == "output" or case.layout != "linear" \
+            or case.send != "raw":
+        return []
+    out = []
+    for name in layouts.LAYOUTS:
+        if layouts.split_offsets(name, case.packet) is None:
+            continue
+        out.append(dataclasses.replace(case, id=f"{case.id}@{name}", layout=name, base=case.id,
+                                       deviations=dict(case.deviations), clone_deviations={}))
+    return out
+
+
+def attach_clone(case: Case, column: str, entry: ColumnEntry) -> None:
+    """A 'clone' entry: what the packet socket's copy shows instead of intact."""
+    entry.used += 1
+    table = dict(entry.table)
+    table["requirement"] = broken_requirement(case, table.get("requirement"))
+    try:
+        case.clone_deviations[column] = load_deviations(
+            Path(f"{entry.file} (for {case.id})"), {column: table}, packet=True, fill=fill)[column]
+    except DeviationError as e:
+        raise CaseError(str(e))
 
 
 def attach(case: "Case | control.ControlCase", column: str, entry: ColumnEntry) -> None:
     entry.used += 1
     where = f"{entry.file} (for {case.id})"
+    table = dict(entry.table)
+    table["requirement"] = broken_requirement(case, table.get("requirement"))
     try:
         if isinstance(case, control.ControlCase):
             keys = control.STOP_KEYS | {"requirement", "reason"}
-            table = {k: v for k, v in entry.table.items() if k in keys}
+            table = {k: v for k, v in table.items() if k in keys}
             dev, stop = control.load_deviation(Path(where), column, table, case.steps)
             case.deviations[column] = dev
             if stop:
@@ -236,7 +314,7 @@ def attach(case: "Case | control.ControlCase", column: str, entry: ColumnEntry) 
             elif not any(column in s.deviation for s in case.steps):
                 raise CaseError(f"{where}: a control case needs 'step' and what it gives instead")
         else:
-            table = {k: v for k, v in entry.table.items() if k not in control.STOP_KEYS}
+            table = {k: v for k, v in table.items() if k not in control.STOP_KEYS}
             case.deviations[column] = load_deviations(Path(where), {column: table},
                                                       packet=True, fill=fill)[column]
     except (DeviationError, control.ControlError) as e:

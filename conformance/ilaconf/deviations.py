@@ -13,11 +13,13 @@ expectations on the steps that differ ([step.deviation.COLUMN]).
 """
 
 import fnmatch
+import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import properties
 from .impls import IMPLS
 
 OUTCOMES = ("translated", "unchanged", "dropped")
@@ -55,13 +57,15 @@ class Deviation:
     csum: str = "adjusted"  # one of CSUMS
     inject_error: str | None = None
     route_error: str | None = None  # the route set-up fails with this output
+    clone: str | None = None  # cloned layouts: "modified", the shared data is written
 
     @property
     def label(self) -> str:
         return f"{self.requirement}: {self.reason}"
 
 
-DEVIATION_KEYS = {"requirement", "reason", "outcome", "dst", "csum", "inject_error", "route_error"}
+DEVIATION_KEYS = {"requirement", "reason", "outcome", "dst", "csum", "inject_error", "route_error",
+                  "clone"}
 
 
 def load_deviations(file: Path, data: object, packet: bool,
@@ -83,9 +87,13 @@ def load_deviations(file: Path, data: object, packet: bool,
         if bad or "requirement" not in d or "reason" not in d:
             raise DeviationError(f"{file}: [deviation.{col}] needs requirement and reason; "
                             f"unknown keys {sorted(bad)} (known: {sorted(allowed)})")
-        if packet and not ({"outcome", "route_error", "inject_error"} & set(d)):
+        if packet and not ({"outcome", "route_error", "inject_error", "clone"} & set(d)):
             raise DeviationError(f"{file}: [deviation.{col}] must say what is observed instead "
-                            "(outcome, route_error or inject_error)")
+                            "(outcome, route_error, inject_error or clone)")
+        if "clone" in d and (d["clone"] != "modified" or set(d) - {"requirement", "reason", "clone"}):
+            raise DeviationError(f"{file}: [deviation.{col}]: clone = \"modified\" stands alone "
+                                 "(with requirement and reason): it says a cloned skb's shared "
+                                 "data is written, beside whatever the packet deviation says")
         if d.get("outcome") not in (None, *OUTCOMES) or d.get("csum", "adjusted") not in CSUMS:
             raise DeviationError(f"{file}: [deviation.{col}]: outcome must be one of {OUTCOMES}, "
                             f"csum one of {CSUMS}")
@@ -98,12 +106,55 @@ class ColumnEntry:
     """One [[deviation]] of a deviations file: the columns and cases it covers."""
     file: Path
     columns: list[str]
-    cases: list[str]  # globs over case ids
+    cases: list[str] | None  # globs over case ids; None: any id
+    when: dict[str, list[str | int]] | None  # case properties (properties.py)
     table: dict  # the deviation's keys, as a case would write them
+    fixed_by: str | None = None  # a kernel/patches/ file that fixes it
+    kernel: str | None = None  # a version constraint ("<6.1.183"): only such kernels
     used: int = 0
 
-    def covers(self, case_id: str) -> bool:
-        return any(fnmatch.fnmatch(case_id, g) for g in self.cases)
+    @property
+    def is_clone(self) -> bool:
+        return "clone" in self.table
+
+    def covers(self, case) -> bool:
+        if self.cases is not None and not any(fnmatch.fnmatch(case.id, g) for g in self.cases):
+            return False
+        if self.when is None:
+            return True
+        if not hasattr(case, "packet"):  # control cases have no packet properties
+            return False
+        return properties.matches(self.when, properties.of_case(case))
+
+    def describe(self) -> str:
+        parts = []
+        if self.cases is not None:
+            parts.append(f"cases {self.cases}")
+        if self.when is not None:
+            parts.append("when " + ", ".join(f"{k} = {v if len(v) > 1 else v[0]!r}"
+                                             for k, v in self.when.items()))
+        return " and ".join(parts)
+
+
+VERSION_RULE = re.compile(r"^(<=|>=|<|>|==)\s*(\d+(?:\.\d+)*)$")
+
+
+def version_tuple(text: str) -> tuple[int, ...]:
+    """6.1.176-1 (Debian), v6.12-rc3-5-gabc (git describe), 6.12.118: its numbers."""
+    m = re.match(r"v?(\d+(?:\.\d+)*)", text)
+    return tuple(int(x) for x in m.group(1).split(".")) if m else ()
+
+
+def kernel_holds(rule: str | None, version: str) -> bool:
+    """Whether a kernel of this version is one an entry's 'kernel' rule names."""
+    if rule is None:
+        return True
+    m = VERSION_RULE.match(rule)
+    have, want = version_tuple(version), version_tuple(m.group(2)) if m else ()
+    if not have or not m:
+        return False
+    return {"<": have < want, "<=": have <= want, ">": have > want, ">=": have >= want,
+            "==": have == want}[m.group(1)]
 
 
 def load_column_file(file: Path, default_column: str | None = None) -> list[ColumnEntry]:
@@ -111,13 +162,20 @@ def load_column_file(file: Path, default_column: str | None = None) -> list[Colu
 
         [[deviation]]
         columns = ["intree-luid"]      # optional in an EXPECT= file: its column
-        cases = ["tcp/*", "udp/output-datagram"]
-        requirement = "..."
+        when = { csum_at = "direct", path = ["output", "forward"] }   # case properties
+        cases = ["tcp/*", "udp/output-datagram"]                      # and/or case ids
+        requirement = "..."            # with 'when', optional: a list of globs naming the
+                                       # case's own requirement it breaks (properties.py)
         reason = "..."
+        fixed_by = "0001-....patch"    # optional: a kernel holding this patch lacks it
+        kernel = "<6.1.183"            # optional: only kernels this old have it
         route_error = "..."            # and the other keys of a [deviation.COLUMN]
 
-    The first entry that covers a case applies, unless the case declares its
-    own [deviation.COLUMN]; an entry that covers no case is an error (stale).
+    'when' selects cases by what they are (properties.PROPERTIES), so a new
+    case is covered with no edit; 'cases' names true one-offs and the control
+    cases. The first entry that covers a case applies, unless the case
+    declares its own [deviation.COLUMN]; an entry that covers no case is an
+    error (stale).
     """
     try:
         data = tomllib.loads(file.read_text())
@@ -128,11 +186,34 @@ def load_column_file(file: Path, default_column: str | None = None) -> list[Colu
     out = []
     for n, t in enumerate(data.get("deviation", []), 1):
         globs = t.get("cases")
-        if not isinstance(globs, list) or not globs or not all(isinstance(g, str) for g in globs):
+        if globs is not None and (not isinstance(globs, list) or not globs
+                                  or not all(isinstance(g, str) for g in globs)):
             raise DeviationError(f"{file}: deviation {n}: 'cases' must list case ids or globs")
+        when = None
+        if "when" in t:
+            try:
+                when = properties.check_when(f"{file}: deviation {n}", t["when"])
+            except properties.PropertyError as e:
+                raise DeviationError(str(e))
+        if globs is None and when is None:
+            raise DeviationError(f"{file}: deviation {n}: say which cases it covers: 'when' "
+                                 "(case properties) or 'cases' (ids or globs)")
+        if when is None and "requirement" not in t:
+            raise DeviationError(f"{file}: deviation {n}: a 'cases' entry needs its requirement")
         columns = t.get("columns", [default_column] if default_column else None)
         if not columns or not all(isinstance(c, str) for c in columns):
             raise DeviationError(f"{file}: deviation {n}: 'columns' must list matrix columns")
-        out.append(ColumnEntry(file, columns, globs,
-                               {k: v for k, v in t.items() if k not in ("cases", "columns")}))
+        fixed_by = t.get("fixed_by")
+        if fixed_by is not None and (not isinstance(fixed_by, str) or "/" in fixed_by
+                                     or not fixed_by.endswith(".patch")):
+            raise DeviationError(f"{file}: deviation {n}: fixed_by names a file of kernel/patches/ "
+                                 "(0001-....patch)")
+        kernel = t.get("kernel")
+        if kernel is not None and not (isinstance(kernel, str) and VERSION_RULE.match(kernel)):
+            raise DeviationError(f"{file}: deviation {n}: kernel must be a version constraint "
+                                 "such as \"<6.1.183\" (the kernels older than a fix)")
+        out.append(ColumnEntry(file, columns, globs, when,
+                               {k: v for k, v in t.items()
+                                if k not in ("cases", "columns", "when", "fixed_by", "kernel")},
+                               fixed_by=fixed_by, kernel=kernel))
     return out

@@ -17,9 +17,24 @@ BEGIN, END = "<!-- matrix:begin -->", "<!-- matrix:end -->"
 STATUSES = ("pass", "xfail", "fail", "skip")
 
 
+def keyed(results: list[dict]) -> list[dict]:
+    """Each result with its column: the implementation, or KERNEL/IMPL when the
+    results hold more than one kernel."""
+    many = len({r.get("kernel", "") for r in results}) > 1
+    return [{**r, "col": f"{r.get('kernel', '')}/{r['impl']}" if many else r["impl"]}
+            for r in results]
+
+
 def columns_of(results: list[dict]) -> list[str]:
-    present = {r["impl"] for r in results}
-    return [c for c in IMPLS if c in present] + sorted(present - set(IMPLS))
+    order = {name: i for i, name in enumerate(IMPLS)}
+    present = {(r.get("kernel", ""), r["impl"], r["col"]) for r in results}
+    return [c for _, _, c in sorted(present, key=lambda p: (p[0], order.get(p[1], len(order)),
+                                                            p[1]))]
+
+
+def describe(col: str) -> str:
+    impl = col.split("/", 1)[-1] if col.split("/", 1)[-1] in IMPLS else col
+    return f"**{col}**: {IMPLS[impl].description}" if impl in IMPLS else f"**{col}**"
 
 
 def link(case: str) -> str:
@@ -27,11 +42,14 @@ def link(case: str) -> str:
 
 
 def render(results: list[dict]) -> str:
+    results = keyed(results)
     cols = columns_of(results)
-    totals = {c: {s: sum(r["impl"] == c and r["status"] == s for r in results) for s in STATUSES}
+    kernels = sorted({f"{r['kernel']} ({r['kernel_version']})" for r in results
+                      if r.get("kernel")})
+    totals = {c: {s: sum(r["col"] == c and r["status"] == s for r in results) for s in STATUSES}
               for c in cols}
-    out = ["Columns: " + "; ".join(f"**{c}**: {IMPLS[c].description}" if c in IMPLS else f"**{c}**"
-                                   for c in cols) + ".", ""]
+    out = ([f"Kernels: {', '.join(kernels)}.", ""] if kernels else [])
+    out += ["Columns: " + "; ".join(describe(c) for c in cols) + ".", ""]
     out += ["| | " + " | ".join(cols) + " |", "|" + " --- |" * (len(cols) + 1)]
     out.append("| all cases | " + " | ".join(
         ", ".join(f"{n} {s}" for s, n in totals[c].items() if n) for c in cols) + " |")
@@ -40,7 +58,7 @@ def render(results: list[dict]) -> str:
     for q in sorted({q for r in results for q in r["requirements"]}):
         cells = []
         for c in cols:
-            mine = [r for r in results if r["impl"] == c and q in r["requirements"]]
+            mine = [r for r in results if r["col"] == c and q in r["requirements"]]
             counts = {s: sum(r["status"] == s for r in mine) for s in STATUSES}
             cells.append(", ".join(f"{n} {s}" for s, n in counts.items() if n) or "untested")
         ids = sorted({r["case"] for r in results if q in r["requirements"]})
@@ -49,7 +67,7 @@ def render(results: list[dict]) -> str:
     causes: dict[str, dict[str, list[str]]] = {}
     for r in results:
         if r["status"] == "xfail":
-            causes.setdefault(r["detail"], {}).setdefault(r["impl"], []).append(r["case"])
+            causes.setdefault(r["detail"], {}).setdefault(r["col"], []).append(r["case"])
     for cause in sorted(causes):
         where = "; ".join(f"{c}: {len(ids)} case(s)" for c, ids in causes[cause].items())
         ids = sorted({i for v in causes[cause].values() for i in v})
@@ -57,11 +75,11 @@ def render(results: list[dict]) -> str:
         out.append(f"- **{cause}** ({where}): {shown}")
     fails = [r for r in results if r["status"] == "fail"]
     out += ["", f"Failures: {len(fails)}" + (": " + ", ".join(
-        f"{r['impl']}:{r['case']}" for r in fails) if fails else ".")]
+        f"{r['col']}:{r['case']}" for r in fails) if fails else ".")]
     out += ["", "### Cases", "", "| case | " + " | ".join(cols) + " |", "|" + " --- |" * (len(cols) + 1)]
     by_case: dict[str, dict[str, str]] = {}
     for r in results:
-        by_case.setdefault(r["case"], {})[r["impl"]] = r["status"]
+        by_case.setdefault(r["case"], {})[r["col"]] = r["status"]
     for case in sorted(by_case):
         out.append(f"| {link(case)} | " + " | ".join(by_case[case].get(c, "") for c in cols) + " |")
     return "\n".join(out)

@@ -1,8 +1,12 @@
-"""Results: KTAP on stdout and in out/results.ktap, JSON in out/results.json."""
+"""Results: KTAP on stdout and in out/results.ktap, JSON in out/results.json,
+JUnit in out/results.junit.xml (junit.py). A column is a kernel and an
+implementation: KTAP names each result KERNEL/IMPL:CASE."""
 
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from . import junit
 
 STATUSES = ("pass", "fail", "xfail", "skip")
 
@@ -15,10 +19,16 @@ class Result:
     detail: str
     requirements: list[str] = field(default_factory=list)
     diagnostics: list[str] = field(default_factory=list)
+    kernel: str = ""  # the kernel's label (6.1, 6.12, ksrc-...), set by the Reporter
+    kernel_version: str = ""  # its full version (Debian's, or the tree's git describe)
+
+    @property
+    def column(self) -> str:
+        return f"{self.kernel}/{self.impl}" if self.kernel else self.impl
 
 
 def ktap_line(n: int, r: Result) -> str:
-    name = f"{r.impl}:{r.case}"
+    name = f"{r.column}:{r.case}"
     if r.status == "pass":
         return f"ok {n} {name}"
     if r.status == "skip":
@@ -35,21 +45,25 @@ def totals(results: list[Result]) -> dict[str, int]:
 class Reporter:
     """Prints each result as it comes, writes the files at the end."""
 
-    def __init__(self, out: Path, planned: int | None, name: str = "results") -> None:
+    def __init__(self, out: Path, planned: int | None, name: str = "results",
+                 kernel: str = "", kernel_version: str = "") -> None:
         """planned None: the plan line comes last, once the count is known."""
         self.out, self.name, self.planned = out, name, planned
+        self.kernel, self.kernel_version = kernel, kernel_version
         self.results: list[Result] = []
         self.lines = ["KTAP version 1"] + ([f"1..{planned}"] if planned is not None else [])
         for line in self.lines:
             print(line, flush=True)
 
     def add(self, r: Result) -> None:
+        r.kernel = r.kernel or self.kernel
+        r.kernel_version = r.kernel_version or self.kernel_version
         self.results.append(r)
         lines = [f"# {d}" if d else "#" for d in r.diagnostics]
         if r.status not in ("pass", "skip") and r.detail:
             ran = r.status == "fail" and r.requirements and not r.detail.startswith("not run")
             reqs = f" [breaks {', '.join(r.requirements)}]" if ran else ""
-            lines.insert(0, f"# {r.impl}:{r.case}: {r.detail}{reqs}")
+            lines.insert(0, f"# {r.column}:{r.case}: {r.detail}{reqs}")
         lines.append(ktap_line(len(self.results), r))
         self.lines += lines
         print("\n".join(lines), flush=True)
@@ -67,6 +81,7 @@ class Reporter:
         (self.out / f"{self.name}.ktap").write_text("\n".join(self.lines) + "\n")
         (self.out / f"{self.name}.json").write_text(
             json.dumps([asdict(r) for r in self.results], indent=2) + "\n")
+        junit.write(self.out / f"{self.name}.junit.xml", self.results, self.name)
         return t["fail"]
 
 

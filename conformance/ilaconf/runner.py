@@ -17,13 +17,14 @@ from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6, in6_chksum
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
-from . import compare, control, packets, pcapng, topology
+from . import compare, control, layouts, packets, pcapng, topology
 from .cases import ROUTE_TYPES, Case
 from .guest import Guest, GuestError
 from .impls import IMPLS, Impl, rival
 from .report import Reporter, Result
 
 INJECT = "/bin/ila-inject"
+RX = "/bin/ila-rx"
 # A formatted LUID identifier, which every implementation's defaults accept.
 PROBE_ROUTE = "3333:0:0:1:2000:0:ffff:0/128"
 ETH_IPV6, ETH_IPV4, ETH_ARP = b"\x86\xdd", b"\x08\x00", b"\x08\x06"
@@ -41,7 +42,7 @@ class Paths:
 
 
 def golden_file(paths: Paths, case: Case) -> Path:
-    return paths.golden / f"{case.id}.pcapng"
+    return paths.golden / f"{getattr(case, 'golden_id', case.id)}.pcapng"
 
 
 def ip_argv(line: str) -> list[str]:
@@ -188,14 +189,17 @@ def judge(case: Case, frames: list[bytes], paths: Paths, bless: bool,
         return "pass", "", []
     golden = golden_file(paths, case)
     if bless:
-        comment = (f"{case.id} [{', '.join(case.requirements)}]: {case.verifies}"
-                   + (f" Look at: {case.look}" if case.look else ""))
-        pcapng.write(golden, frames, [comment] * len(frames))
+        comment = golden_comment(case)
+        pcapng.write(golden, frames, [comment] * len(frames),
+                     section_comment=None if frames else empty_comment(case))
         return "pass", "", [f"blessed {golden}"]
     if not golden.exists():
         return "fail", (f"no golden capture {golden}: check out/pcaps/<impl>/{case.id}.pcapng in "
-                        f"Wireshark, then bless it with: make golden CASE={case.id}"), []
+                        f"Wireshark, then bless it with: make golden CASE={getattr(case, 'golden_id', case.id)}"), []
     want = pcapng.read(golden)
+    if not want and not pcapng.section_comment(golden):
+        return "fail", (f"golden {golden} holds no frame and no comment saying why: bless it "
+                        f"again with: make golden CASE={case.id}"), []
     if len(want) != len(frames):
         return "fail", f"golden {golden} holds {len(want)} frame(s), captured {len(frames)}", []
     masked = ""
@@ -208,6 +212,23 @@ def judge(case: Case, frames: list[bytes], paths: Paths, bless: bool,
         if lines:
             return "fail", f"frame {i} differs from the golden capture {golden}{masked}", lines
     return "pass", "", []
+
+
+def golden_comment(case: Case) -> str:
+    return (f"{case.id} [{', '.join(case.requirements)}]: {case.verifies}"
+            + (f" Look at: {case.look}" if case.look else ""))
+
+
+def empty_comment(case: Case) -> str:
+    """Why a golden capture holds no frame, for the Wireshark user who opens it."""
+    if case.path == "input":
+        why = ("the host's packet must be dropped by the guest, so the guest sends "
+               "no reply and nothing comes back")
+    elif case.path == "forward":
+        why = "the packet must be dropped by the guest instead of being forwarded out of eth1"
+    else:
+        why = "the packet must be dropped by the guest instead of leaving it"
+    return f"No frame is expected: {why} (expect.outcome = \"dropped\"). {golden_comment(case)}"
 
 
 def guest_memory(paths: Paths) -> str:
@@ -320,6 +341,13 @@ class Session:
             rc, out = reply.rc, reply.out
             self.must("exec", [INJECT, "mark", f"dst={topology.HOST_ADDR}", f"seq={self.fence}"])
             per_nic = self.guest.frames_until(is_mark(self.fence))
+        elif case.layout != "linear":
+            # the guest receives the same frame through a tap, laid out as asked
+            reply = self.guest.run("exec", [RX, *layouts.rx_args(case.layout, case.packet),
+                                            *packets.injector_args(case.packet)])
+            rc, out = reply.rc, reply.out
+            self.guest.send_frame(fence_request(self.fence))
+            per_nic = self.guest.frames_until(is_fence_reply(self.fence))
         else:
             self.guest.send_frame(packets.from_host(packets.sent_packet(case.packet)))
             self.guest.send_frame(fence_request(self.fence))
@@ -360,7 +388,7 @@ class Session:
             return Result(case.id, self.impl.name, "skip",
                           f"{self.impl.name} does not implement {', '.join(missing)}",
                           case.requirements)
-        status, detail, diag = self.run_packet(case, bless)
+        status, detail, diag = self.run_packet(case, bless and not case.base)
         return Result(case.id, self.impl.name, status, detail, case.requirements, diag)
 
     def run_packet(self, case: Case, bless: bool) -> tuple[str, str, list[str]]:
@@ -380,11 +408,14 @@ class Session:
         after = self.stats() if case.stats is not None else {}
         left = self.teardown(case)
         capture = self.paths.out / "pcaps" / self.impl.name / f"{case.id}.pcapng"
-        pcapng.write(capture, frames, [f"{case.id} as captured from {self.impl.name}"] * len(frames))
+        pcapng.write(capture, frames, [f"{case.id} as captured from {self.impl.name}"] * len(frames),
+                     section_comment=None if frames else
+                     f"{case.id}: no frame of the flow was captured from {self.impl.name}")
         if left:
             return "fail", f"ILA routes left after the teardown: {left}", []
         status, detail, diag = self.verdict(case, rc, out, frames, (before, after),
                                             bless and not dev, golden=True)
+        status, detail, diag = self.with_clone(case, out, status, detail, diag, dev)
         if not dev:
             return status, detail, diag
         if status == "pass":
@@ -399,9 +430,36 @@ class Session:
             alt_status, alt_detail, alt_diag = self.verdict(alt, rc, out, frames, ({}, {}), False,
                                                             golden=False)
         if alt_status == "pass":
-            return "xfail", dev.label, [f"instead of the requirement: {detail}"]
+            alt_status, alt_detail, alt_diag = self.with_clone(case, out, "pass", "", [], None)
+        if alt_status in ("pass", "xfail"):
+            label = dev.label + (f"; {alt_detail}" if alt_status == "xfail" else "")
+            return "xfail", label, [f"instead of the requirement: {detail}"]
         return "fail", detail, [*diag, f"nor the declared deviation ({dev.label}): {alt_detail}",
                                 *alt_diag]
+
+    def with_clone(self, case: Case, out: list[str], status: str, detail: str,
+                   diag: list[str], dev: "object | None") -> tuple[str, str, list[str]]:
+        """A cloned layout also needs the packet socket's copy intact: a write
+        into a shared skb's data changes what tcpdump and every other holder
+        sees (ILA-SHARED-1). Its own deviation (clone = "modified") may say
+        otherwise; the packet's result stands beside it."""
+        if not layouts.clones(case.layout) or status == "fail":
+            return status, detail, diag
+        seen = next((line for line in out if line.startswith("clone: ")), "clone: no report")
+        cdev = case.clone_deviations.get(self.impl.name)
+        if seen == "clone: intact":
+            if cdev:
+                return "fail", (f"the declared deviation ({cdev.label}) was not observed: the "
+                                "packet socket's copy is intact; remove it"), diag
+            return status, detail, diag
+        if cdev and seen.startswith("clone: modified"):
+            if status == "pass" and dev is None:
+                return "xfail", cdev.label, [seen]
+            return status, (f"{detail}; " if detail else "") + cdev.label, [*diag, seen]
+        return "fail", (f"the skb was shared with a packet socket, and its copy was written: "
+                        f"{seen.removeprefix('clone: ')} [breaks ILA-SHARED-1]"), [
+            *diag, "an implementation must make the skb's data its own "
+            "(skb_ensure_writable) before it writes into it"]
 
     def verdict(self, case: Case, rc: int, out: list[str], frames: list[bytes],
                 stats: tuple[dict[str, int], dict[str, int]], bless: bool,
