@@ -213,7 +213,8 @@ reliability: deps
 reliability-run: initramfs
 	@$(RUN) reliability --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
 		--accel $(QEMU_ACCEL) --out $(OUT) $(if $(SEED),--seed $(SEED)) \
-		--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))'
+		--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))' \
+		$(if $(wildcard $(OLD_KO)),,--no-column intree-$(INTREE_OLD))
 
 # A benchmark, not a test: make test only builds what it needs (initramfs).
 bench: initramfs
@@ -235,5 +236,5 @@ bench-doc: deps
 # Regenerate CONFORMANCE.md's results matrix from the last run
 # (KVER=6.1,6.12: from the last run over both kernels).
 matrix: deps
-	@PYTHONPATH=conformance $(PY) -m ilaconf.matrix \
+	@PYTHONPATH=conformance $(PY) -m ilaconf.reports.matrix \
 		$(if $(findstring $(comma),$(KVER)),out/kernels,$(OUT))/results.json CONFORMANCE.md

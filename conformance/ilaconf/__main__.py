@@ -6,8 +6,15 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import (bench, benchreport, cases, deviations, impls, junit, matrix, newcase,
-               reliability, report, runner)
+from . import impls
+from .bench import driver as bench
+from .bench import report as benchreport
+from .catalog import cases, deviations, newcase
+from .reliability import detectors as reliability
+from .reports import junit, matrix, report
+from .running import columns
+from .oracle.golden import golden_column
+from .running.session import Paths, Session
 
 
 def inputs_exist(a: argparse.Namespace) -> bool:
@@ -26,26 +33,34 @@ def print_summary(ktap: list[Path]) -> int:
     return 1 if failed else 0
 
 
+def columns_and_deviations(a: argparse.Namespace) -> tuple[list[impls.Impl],
+                                                           list[tuple[Path, str | None]]]:
+    """IMPL= as columns (less those not built for this kernel), and the
+    deviations files that judge them (conformance/deviations/, EXPECT=)."""
+    selected = impls.parse_impls(a.impl, Path(a.externals))
+    for name in a.no_column:
+        if name in a.impl.split(","):
+            raise ValueError(f"IMPL={name}: that column is not built for this kernel")
+        if any(i.name == name for i in selected):
+            print(f"# {name}: not built for this kernel, left out of IMPL={a.impl}")
+        selected = [i for i in selected if i.name != name]
+    files: list[tuple[Path, str | None]] = [
+        (f, None) for f in sorted(Path(a.deviations).glob("*.toml"))]
+    external = [i.name for i in selected if i.name not in impls.IMPLS]
+    deviations.register_columns(external)
+    if a.expect:
+        if not Path(a.expect).is_file():
+            raise ValueError(f"EXPECT={a.expect}: no such file")
+        if len(external) != 1:
+            raise ValueError(f"EXPECT= applies to one external implementation; IMPL names "
+                             f"{len(external)}")
+        files.append((Path(a.expect), external[0]))
+    return selected, files
+
+
 def cmd_run(a: argparse.Namespace) -> int:
     try:
-        selected = impls.parse_impls(a.impl, Path(a.externals))
-        for name in a.no_column:
-            if name in a.impl.split(","):
-                raise ValueError(f"IMPL={name}: that column is not built for this kernel")
-            if any(i.name == name for i in selected):
-                print(f"# {name}: not built for this kernel, left out of IMPL={a.impl}")
-            selected = [i for i in selected if i.name != name]
-        files: list[tuple[Path, str | None]] = [
-            (f, None) for f in sorted(Path(a.deviations).glob("*.toml"))]
-        external = [i.name for i in selected if i.name not in impls.IMPLS]
-        deviations.register_columns(external)
-        if a.expect:
-            if not Path(a.expect).is_file():
-                raise ValueError(f"EXPECT={a.expect}: no such file")
-            if len(external) != 1:
-                raise ValueError(f"EXPECT= applies to one external implementation; IMPL names "
-                                 f"{len(external)}")
-            files.append((Path(a.expect), external[0]))
+        selected, files = columns_and_deviations(a)
         chosen = cases.discover(Path(a.cases), a.case, files, fixed=set(a.fixed.split()),
                                 kernel_version=a.kernel_version)
     except ValueError as e:
@@ -53,28 +68,30 @@ def cmd_run(a: argparse.Namespace) -> int:
         return 2
     if not inputs_exist(a):
         return 2
-    paths = runner.Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path(a.golden),
+    paths = Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path(a.golden),
                          debug_kernel=a.detectors)
-    rep = report.Reporter(Path(a.out), len(chosen) * len(selected) + (2 if a.detectors else 0),
+    rep = report.Reporter(Path(a.out), len(chosen) * len(selected)
+                          + (2 * len(selected) if a.detectors else 0),
                           kernel=a.kernel_label, kernel_version=a.kernel_version)
+    scanned: set[str] = set()
 
-    scanned = []
-
-    def detectors(session: runner.Session) -> None:
-        # the debug kernel: a kmemleak scan after the cases, then the serial logs
-        owner = session.impl.module_name if session.impl else "ila_ref"
-        for r in reliability.kmemleak(session, owner=owner):
+    def detectors(session: Session, impl: impls.Impl) -> None:
+        # the debug kernel: a kmemleak scan after each column's cases
+        for r in reliability.kmemleak(session, owner=impl.module_name, column=impl.name):
             rep.add(r)
-        scanned.append(True)
+        scanned.add(impl.name)
     for old in (Path(a.out) / "logs").glob("serial-*"):
         old.unlink()  # a stale log of an earlier run must not be scanned
-    runner.run_columns(selected, chosen, paths, rep, a.accel, a.bless,
+    columns.run_columns(selected, chosen, paths, rep, a.accel, a.bless,
                        after=detectors if a.detectors else None)
-    if a.detectors and not scanned:
-        rep.add(reliability.result("detectors/kmemleak", "fail",
-                                   "not scanned: the last guest died"))
     if a.detectors:
-        rep.add(reliability.scan_logs(sorted((Path(a.out) / "logs").glob("serial-[0-9]*.log"))))
+        for impl in selected:
+            if impl.name not in scanned:
+                rep.add(reliability.result("detectors/kmemleak", "fail",
+                                           "not scanned: the column's guest died", impl=impl.name))
+        for r in reliability.scan_logs(sorted((Path(a.out) / "logs").glob("serial-[0-9]*.log")),
+                                       [i.name for i in selected]):
+            rep.add(r)
     rep.finish()
     if a.bless:
         return bless_status(chosen, selected, rep.results)
@@ -84,7 +101,7 @@ def cmd_run(a: argparse.Namespace) -> int:
 def bless_status(chosen: list, selected: list[impls.Impl], results: list[report.Result]) -> int:
     """make golden: 0 when every case was blessed from its golden column. The
     other columns' results are printed above but do not decide it."""
-    golden = {c.id: runner.golden_column(c) for c in chosen}
+    golden = {c.id: golden_column(c) for c in chosen}
     mine = [r for r in results if golden.get(r.case) == r.impl]
     bad = [r for r in mine if r.status != "pass"]
     others = [r for r in results if golden.get(r.case) != r.impl]
@@ -162,12 +179,14 @@ def cmd_skip(a: argparse.Namespace) -> int:
 def cmd_reliability(a: argparse.Namespace) -> int:
     if not inputs_exist(a):
         return 2
-    paths = runner.Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path("pcaps"),
+    paths = Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path("pcaps"),
                          debug_kernel=True)
     rep = report.Reporter(Path(a.out), None, name="reliability", kernel=a.kernel_label,
                           kernel_version=a.kernel_version)
     print(f"# reliability: seed {a.seed} (replay with make reliability SEED={a.seed})")
-    reliability.run(paths, rep, a.accel, a.seed)
+    others = [impls.IMPLS[n] for n in ("intree-luid", "intree+patches", f"intree-{impls.PREFIX_RELEASE}")
+              if n not in a.no_column]
+    reliability.run(paths, rep, a.accel, a.seed, others)
     rep.finish()
     return print_summary([Path(a.out) / "reliability.ktap"])
 
@@ -175,7 +194,7 @@ def cmd_reliability(a: argparse.Namespace) -> int:
 def cmd_bench(a: argparse.Namespace) -> int:
     if not inputs_exist(a):
         return 2
-    paths = runner.Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path("pcaps"))
+    paths = Paths(Path(a.kernel), Path(a.initrd), Path(a.out), Path("pcaps"))
     settings = bench.Settings()
     if a.quick:  # a smoke check: every workload once, the smallest scale
         settings = bench.Settings(rounds=1, seconds=0.2, scale_counts=(1000,), iterations=20_000,
@@ -247,6 +266,7 @@ def main() -> int:
     rel.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
     rel.add_argument("--seed", type=lambda v: int(v, 0), default=20261203)
     rel.add_argument("--kernel-label", default="")
+    rel.add_argument("--no-column", action="append", default=[])
     rel.add_argument("--kernel-version", default="")
     rel.set_defaults(func=cmd_reliability)
     b = sub.add_parser("bench", help="ILA/plain ratios in one boot (not a test)")

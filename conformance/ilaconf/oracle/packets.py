@@ -16,7 +16,7 @@ from socket import AF_INET6, inet_pton
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
 
-from . import topology
+from .. import topology
 
 PROTO_NUMBERS = {"tcp": 6, "udp": 17, "icmpv6": 58}
 CSUM_OFFSET = {6: 16, 17: 6, 58: 2}  # of the checksum field in the transport header

@@ -1,27 +1,25 @@
-"""Run cases against implementations: one boot per implementation, all its cases in turn.
-
-For each case: install its routes with the guest's real iproute2, send the
-packet (the guest's injector on the output path, the host otherwise), fence
-the capture, remove the routes, then judge the frames against the oracle and
-the golden capture.
+"""One booted guest with one implementation loaded at a time: a case's
+routes installed with the guest's real iproute2, its packet sent (the
+guest's injector on the output path, the host otherwise), the capture
+fenced, the routes removed, then the frames judged against the oracle and
+the golden capture (oracle/).
 """
 
-import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
 from pathlib import Path
 
-from scapy.layers.inet import IP, UDP
-from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6, in6_chksum
-from scapy.layers.l2 import ARP, Ether
-from scapy.packet import Raw
+from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
 
-from . import compare, control, layouts, packets, pcapng, topology
-from .cases import ROUTE_TYPES, Case
+from .. import topology
+from ..catalog import control, layouts
+from ..catalog.cases import ROUTE_TYPES, Case
+from ..impls import IMPLS, Impl, rival
+from ..oracle import expect, golden, packets
+from ..reports import pcapng
+from ..reports.report import Result
+from . import steps
 from .guest import Guest, GuestError
-from .impls import IMPLS, Impl, rival
-from .report import Reporter, Result
 
 INJECT = "/bin/ila-inject"
 RX = "/bin/ila-rx"
@@ -39,10 +37,6 @@ class Paths:
     # The debug kernel's socket buffers are sized differently, so the window
     # its TCP advertises differs from the default kernel's golden captures.
     debug_kernel: bool = False
-
-
-def golden_file(paths: Paths, case: Case) -> Path:
-    return paths.golden / f"{getattr(case, 'golden_id', case.id)}.pcapng"
 
 
 def ip_argv(line: str) -> list[str]:
@@ -92,155 +86,11 @@ def in_flow(case: Case, frame: bytes) -> bool:
     return (frame[30:38] if case.path == "input" else frame[46:54]) == iid
 
 
-def oracle_spec(case: Case) -> dict[str, object]:
-    """The packet the guest's kernel builds for a socket send, as raw fields."""
-    spec = dict(case.packet)
-    if case.send == "udp":
-        spec.update(csum="0" if spec.get("no_check6_tx") else "auto")
-    return spec
-
-
-def frame_on(nic: str, l3: bytes) -> bytes:
-    n = topology.NICS[topology.nic_index(nic)]
-    return packets.ether(l3, n.guest_mac, n.host_mac)
-
-
-def expected_frames(case: Case) -> list[bytes] | None:
-    """The oracle's frames, or None where only validity can be judged (send = tcp)."""
-    if case.outcome == "dropped":
-        return []
-    if case.send == "tcp":
-        return None
-    if case.send == "udp4" and str(case.packet["dst4"]) != topology.HOST_ADDR4:
-        # Only the host is a static neighbour: any other next hop is
-        # resolved first, and the datagram waits for an answer that never comes.
-        arp = ARP(op=1, hwsrc=topology.GUEST_MAC, psrc=topology.GUEST_ADDR4,
-                  hwdst="00:00:00:00:00:00", pdst=str(case.packet["dst4"]))
-        return [bytes(Ether(src=topology.GUEST_MAC, dst="ff:ff:ff:ff:ff:ff") / arp)]
-    if case.send == "udp4":
-        p = case.packet
-        l3 = bytes(IP(src=topology.GUEST_ADDR4, dst=str(p["dst4"]), id=0, flags="DF", ttl=64)
-                   / UDP(sport=int(p["sport"]), dport=int(p["dport"]))
-                   / Raw(packets.payload(p)))
-        return [packets.ether(l3, topology.GUEST_MAC, topology.HOST_MAC)[:12] + ETH_IPV4 + l3]
-    spec = oracle_spec(case)
-    if case.outcome != "translated":
-        l3 = packets.sent_packet(spec)
-    elif case.csum == "untouched":
-        l3 = packets.untouched_packet(spec, str(case.expect_dst))
-    elif case.csum in ("neutral", "neutral-auto"):
-        l3 = packets.neutral_packet(spec, str(case.expect_dst), c_bit=case.csum == "neutral")
-    elif case.csum == "reversed":
-        l3 = packets.reversed_packet(spec, str(case.expect_dst))
-    else:
-        l3 = packets.translated_packet(spec, str(case.expect_dst))
-    if case.path == "input":
-        return [packets.local_reply(spec, l3)]
-    if case.path == "forward":
-        l3 = l3[:7] + bytes([l3[7] - 1]) + l3[8:]  # the hop limit a router decrements
-    return [frame_on(case.nic, l3)]
-
-
-def check_valid(case: Case, frames: list[bytes]) -> tuple[str, list[str]] | None:
-    """For kernel-built TCP: every frame translated, its checksum a full recompute's."""
-    if not frames:
-        return "no frame of the flow was captured", []
-    want = IPv6Address(str(case.expect_dst))
-    for i, f in enumerate(frames):
-        ip = Ether(f)[IPv6]
-        if IPv6Address(ip.dst) != want:
-            return f"frame {i}: ipv6.dst {ip.dst}, expected {want}", []
-        l4 = bytes(ip.payload)
-        if case.csum == "reversed":  # check the reversed adjustment of the right value
-            ip.dst = str(case.packet["dst"])
-            right = in6_chksum(ip.nh, ip, l4[:16] + b"\0\0" + l4[18:])
-            rev = packets.reverse_adjusted(right, str(case.packet["dst"]), str(want))
-            got = int.from_bytes(l4[16:18], "big")
-            if got != rev:
-                return (f"frame {i}: tcp.checksum 0x{got:04x}, the reversed adjustment "
-                        f"gives 0x{rev:04x}", [])
-            continue
-        if case.csum == "untouched":  # still the checksum of the original destination
-            ip.dst = str(case.packet["dst"])
-        if in6_chksum(ip.nh, ip, l4) != 0:  # a correct checksum sums to zero
-            fixed = in6_chksum(ip.nh, ip, l4[:16] + b"\0\0" + l4[18:])
-            return (f"frame {i}: tcp.checksum 0x{int.from_bytes(l4[16:18], 'big'):04x} is wrong, "
-                    f"a full recompute gives 0x{fixed:04x}", [])
-    return None
-
-
-def judge(case: Case, frames: list[bytes], paths: Paths, bless: bool,
-          golden_check: bool = True) -> tuple[str, str, list[str]]:
-    """(status, detail, diagnostics) from the oracle and the golden capture."""
-    expected = expected_frames(case)
-    if expected is None:
-        bad = check_valid(case, frames)
-        if bad:
-            return "fail", bad[0], bad[1]
-    elif len(frames) != len(expected):
-        diag = [f"captured frame {i}: {f.hex()}" for i, f in enumerate(frames)]
-        return "fail", f"expected {len(expected)} frame(s) of the flow, captured {len(frames)}", diag
-    else:
-        for i, (exp, got) in enumerate(zip(expected, frames)):
-            lines = compare.diff(exp, got)
-            if lines:
-                return "fail", f"frame {i} differs from the oracle (scapy, full checksum recompute)", lines
-    if not golden_check:  # a deviation: only the oracle knows what it looks like
-        return "pass", "", []
-    golden = golden_file(paths, case)
-    if bless:
-        comment = golden_comment(case)
-        pcapng.write(golden, frames, [comment] * len(frames),
-                     section_comment=None if frames else empty_comment(case))
-        return "pass", "", [f"blessed {golden}"]
-    if not golden.exists():
-        return "fail", (f"no golden capture {golden}: check out/pcaps/<impl>/{case.id}.pcapng in "
-                        f"Wireshark, then bless it with: make golden CASE={getattr(case, 'golden_id', case.id)}"), []
-    want = pcapng.read(golden)
-    if not want and not pcapng.section_comment(golden):
-        return "fail", (f"golden {golden} holds no frame and no comment saying why: bless it "
-                        f"again with: make golden CASE={case.id}"), []
-    if len(want) != len(frames):
-        return "fail", f"golden {golden} holds {len(want)} frame(s), captured {len(frames)}", []
-    masked = ""
-    if case.send == "tcp" and paths.debug_kernel:
-        # the window and the checksum over it; the checksum was verified above
-        want, frames = [mask_tcp_window(f) for f in want], [mask_tcp_window(f) for f in frames]
-        masked = " (TCP window and checksum not compared on the debug kernel)"
-    for i, (exp, got) in enumerate(zip(want, frames)):
-        lines = compare.diff(exp, got)
-        if lines:
-            return "fail", f"frame {i} differs from the golden capture {golden}{masked}", lines
-    return "pass", "", []
-
-
-def golden_comment(case: Case) -> str:
-    return (f"{case.id} [{', '.join(case.requirements)}]: {case.verifies}"
-            + (f" Look at: {case.look}" if case.look else ""))
-
-
-def empty_comment(case: Case) -> str:
-    """Why a golden capture holds no frame, for the Wireshark user who opens it."""
-    if case.path == "input":
-        why = ("the host's packet must be dropped by the guest, so the guest sends "
-               "no reply and nothing comes back")
-    elif case.path == "forward":
-        why = "the packet must be dropped by the guest instead of being forwarded out of eth1"
-    else:
-        why = "the packet must be dropped by the guest instead of leaving it"
-    return f"No frame is expected: {why} (expect.outcome = \"dropped\"). {golden_comment(case)}"
-
-
 def guest_memory(paths: Paths) -> str:
     """256 MiB, with which the golden captures were made (the kernel sizes its
     TCP buffers, and so the windows, by it); the debug kernel's KASAN shadow
     and kmemleak want more."""
     return "512M" if paths.debug_kernel else "256M"
-
-
-def mask_tcp_window(frame: bytes) -> bytes:
-    at = 14 + 40  # Ethernet, IPv6 (kernel-built segments carry no extension header)
-    return frame[:at + 14] + b"\0\0\0\0" + frame[at + 18:]
 
 
 def route_entries(lines: list[str]) -> list[str]:
@@ -363,7 +213,7 @@ class Session:
         return [line.split()[0] for line in self.must("cat", ["/proc/modules"])]
 
     def run_control(self, case: control.ControlCase) -> Result:
-        status, detail, diag = control.run(self, case)
+        status, detail, diag = steps.run(self, case)
         # Whatever the case did, the next one needs the same guest.
         left = self.leftover_ila_routes(purge=True)
         loaded = self.loaded_modules()
@@ -391,7 +241,7 @@ class Session:
         status, detail, diag = self.run_packet(case, bless and not case.base)
         return Result(case.id, self.impl.name, status, detail, case.requirements, diag)
 
-    def run_packet(self, case: Case, bless: bool) -> tuple[str, str, list[str]]:
+    def run_packet(self, case: Case, bless: bool, golden: bool = True) -> tuple[str, str, list[str]]:
         """Set up, send, tear down, then judge: the case's expectation, or its deviation."""
         dev = case.deviations.get(self.impl.name)
         for line in map(self.impl.route, case.routes):
@@ -413,22 +263,27 @@ class Session:
                      f"{case.id}: no frame of the flow was captured from {self.impl.name}")
         if left:
             return "fail", f"ILA routes left after the teardown: {left}", []
-        status, detail, diag = self.verdict(case, rc, out, frames, (before, after),
-                                            bless and not dev, golden=True)
+        return self.judge_packet(case, dev, rc, out, frames, (before, after), bless, golden)
+
+    def judge_packet(self, case: Case, dev: "object | None", rc: int, out: list[str],
+                     frames: list[bytes], stats: tuple[dict[str, int], dict[str, int]],
+                     bless: bool = False, golden: bool = True) -> tuple[str, str, list[str]]:
+        """The case's expectation, or else its declared deviation, observed
+        exactly: xfail; a deviation that is declared but not observed fails."""
+        status, detail, diag = self.verdict(case, rc, out, frames, stats, bless and not dev,
+                                            check_golden=golden)
         status, detail, diag = self.with_clone(case, out, status, detail, diag, dev)
         if not dev:
             return status, detail, diag
         if status == "pass":
             return "fail", (f"the declared deviation ({dev.label}) was not observed: the case "
                             f"passes; remove [deviation.{self.impl.name}]"), []
-        alt = dataclasses.replace(
-            case, outcome=dev.outcome or case.outcome, expect_dst=dev.dst or case.expect_dst,
-            csum=dev.csum, inject_error=dev.inject_error, stats=None)
+        alt = expect.as_deviation(case, dev)
         if dev.route_error:
             alt_status, alt_detail, alt_diag = "fail", f"the route was accepted, not refused with '{dev.route_error}'", []
         else:
             alt_status, alt_detail, alt_diag = self.verdict(alt, rc, out, frames, ({}, {}), False,
-                                                            golden=False)
+                                                            check_golden=False)
         if alt_status == "pass":
             alt_status, alt_detail, alt_diag = self.with_clone(case, out, "pass", "", [], None)
         if alt_status in ("pass", "xfail"):
@@ -463,7 +318,7 @@ class Session:
 
     def verdict(self, case: Case, rc: int, out: list[str], frames: list[bytes],
                 stats: tuple[dict[str, int], dict[str, int]], bless: bool,
-                golden: bool) -> tuple[str, str, list[str]]:
+                check_golden: bool) -> tuple[str, str, list[str]]:
         if case.inject_error is not None:
             if rc == 0 or not any(case.inject_error in line for line in out):
                 return "fail", (f"expected the send to fail with '{case.inject_error}', "
@@ -480,7 +335,10 @@ class Session:
                          + ("" if want[k] == deltas[k] else "  <>") for k in sorted(deltas)]
                 return "fail", (f"{self.impl.stats_file} counters differ"
                                 + (f" (unknown: {sorted(unknown)})" if unknown else "")), lines
-        return judge(case, frames, self.paths, bless, golden)
+        status, detail, diag = expect.judge(case, frames)
+        if status != "pass" or not check_golden:  # a deviation: only the oracle knows it
+            return status, detail, diag
+        return golden.judge(case, frames, self.paths.golden, bless, self.paths.debug_kernel)
 
     def teardown(self, case: Case) -> list[str]:
         for line in case.teardown:
@@ -488,59 +346,3 @@ class Session:
         return self.leftover_ila_routes(purge=True)
 
 
-def golden_column(case) -> str:
-    """The column whose captures are blessed as the case's golden: ours, unless
-    the case needs a feature ours lacks."""
-    needs = set(getattr(case, "needs", []))
-    return next(name for name, impl in IMPLS.items() if needs <= impl.features)
-
-
-def run_columns(columns: list[Impl], cases: list, paths: Paths, reporter: Reporter, accel: str,
-                bless: bool, after: Callable[["Session"], None] | None = None) -> None:
-    """Every case against every column, in one boot, loading each implementation in turn.
-
-    A module that does not load fails its column's cases with the kernel's
-    log; a guest that dies fails the case that was running and the rest of
-    that column, and the next column boots a fresh guest.
-    """
-    guest: Guest | None = None
-    session: Session | None = None
-    boots = 0
-    try:
-        for impl in columns:
-            done, started = 0, False
-            try:
-                if guest is None:
-                    boots += 1
-                    log = paths.out / "logs" / f"serial-{boots}.log"
-                    guest = Guest(paths.kernel, paths.initrd, log, paths.out / "pcaps", accel,
-                                  tag=str(boots), memory=guest_memory(paths))
-                    session = Session(guest, paths)
-                    session.setup()
-                why = session.load(impl)
-                if why:
-                    head, *kernel = why.splitlines()
-                    for i, case in enumerate(cases):
-                        reporter.add(Result(case.id, impl.name, "fail",
-                                            f"not run: {impl.module_path} {head}",
-                                            case.requirements, kernel if i == 0 else []))
-                    continue
-                started = True
-                for case in cases:
-                    reporter.add(session.run_case(case, bless and impl.name == golden_column(case)))
-                    done += 1
-            except GuestError as e:
-                detail = str(e).splitlines()
-                where = cases[done].id if started and done < len(cases) else "boot and set-up"
-                for i, case in enumerate(cases[done:]):
-                    reporter.add(Result(case.id, impl.name, "fail",
-                                        f"guest failed during {where}: {detail[0]}" if i == 0
-                                        else f"not run: the guest died during {where}",
-                                        case.requirements, detail[1:] if i == 0 else []))
-                guest.close() if guest else None
-                guest = session = None
-        if after and session:
-            after(session)
-    finally:
-        if guest:
-            guest.close()

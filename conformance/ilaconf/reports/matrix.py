@@ -9,7 +9,7 @@ import re
 import sys
 from pathlib import Path
 
-from .impls import IMPLS
+from ..impls import IMPLS
 
 BEGIN, END = "<!-- matrix:begin -->", "<!-- matrix:end -->"
 

@@ -11,7 +11,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import control, layouts, topology
+from .. import topology
+from . import control, layouts
 from .deviations import (OUTCOMES, ColumnEntry, Deviation, DeviationError, kernel_holds,
                          load_column_file, load_deviations)
 
@@ -232,12 +233,29 @@ def discover(root: Path, pattern: str = "*",
     if not chosen:
         valid = ", ".join(c.id for c in cases) or "(none)"
         raise CaseError(f"no case matches CASE={pattern!r}; valid cases: {valid}")
+    entries = deviation_entries(deviation_files, fixed, kernel_version)
+    attach_entries(cases, entries)
+    for e in entries:
+        if not e.used:
+            raise CaseError(f"{e.file}: the deviation for {e.describe()} covers no case that "
+                            "does not declare its own: remove it")
+    return chosen
+
+
+def deviation_entries(deviation_files: "list[tuple[Path, str | None]] | None",
+                      fixed: "set[str] | None" = None,
+                      kernel_version: str = "") -> list[ColumnEntry]:
+    """The entries of the deviations files that apply to this kernel."""
     try:
-        entries = [e for f, col in deviation_files or [] for e in load_column_file(f, col)
-                   if e.fixed_by not in (fixed or set())
-                   and kernel_holds(e.kernel, kernel_version)]
+        return [e for f, col in deviation_files or [] for e in load_column_file(f, col)
+                if e.fixed_by not in (fixed or set()) and kernel_holds(e.kernel, kernel_version)]
     except DeviationError as e:
         raise CaseError(str(e))
+
+
+def attach_entries(cases: list, entries: list[ColumnEntry]) -> None:
+    """Give every case the first entry per column that covers it, unless it
+    declares its own deviation for that column."""
     columns = {c for e in entries for c in e.columns}
     for column in sorted(columns):
         mine = [e for e in entries if column in e.columns and not e.is_clone]
@@ -249,11 +267,6 @@ def discover(root: Path, pattern: str = "*",
             entry = next((e for e in clone if e.covers(case)), None)
             if entry and isinstance(case, Case) and layouts.clones(case.layout):
                 attach_clone(case, column, entry)
-    for e in entries:
-        if not e.used:
-            raise CaseError(f"{e.file}: the deviation for {e.describe()} covers no case that "
-                            "does not declare its own: remove it")
-    return chosen
 
 
 def broken_requirement(case: "Case | control.ControlCase", wanted: object) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import topology
+from .. import topology
 
 BOOT_TIMEOUT = 120.0  # TCG boots in about 3 s here; a cold CI machine is slower
 COMMAND_TIMEOUT = 60.0

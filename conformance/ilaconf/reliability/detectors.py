@@ -1,4 +1,4 @@
-"""make reliability: our module under the debug kernel's detectors.
+"""make reliability: our module, then every in-tree column, under the debug kernel's detectors.
 
 One boot of the KERNEL=debug guest (KASAN, KFENCE, kmemleak, lockdep,
 DEBUG_ATOMIC_SLEEP; panic_on_warn=1 oops=panic on the command line), then:
@@ -12,16 +12,18 @@ import re
 import time
 from pathlib import Path
 
-from . import topology
-from .guest import Guest, GuestError
-from .impls import IMPLS
-from .report import Reporter, Result
-from .runner import Paths, Session, guest_memory
+from .. import topology
+from ..impls import IMPLS
+from ..reports.report import Reporter, Result
+from ..running.columns import COLUMN_MARK
+from ..running.guest import Guest, GuestError
+from ..running.session import Paths, Session, guest_memory
 
 FUZZ = "/bin/ila-fuzz"
 KUNIT_MODULE = "/lib/modules/ila_ref_kunit.ko"
 KMEMLEAK = "/sys/kernel/debug/kmemleak"
 PACKETS, MESSAGES, CYCLES = 100_000, 10_000, 200
+OTHER_PACKETS = 20_000  # per in-tree column: detectors only, so fewer suffice
 FUZZ_PREFIX = "3333:0:0:1::"
 DETECTOR_REPORT = re.compile(
     r"BUG:|WARNING:|KASAN:|KFENCE:|suspected memory leak|possible recursive locking|possible circular locking"
@@ -29,8 +31,9 @@ DETECTOR_REPORT = re.compile(
 REQ = ["ILA-RELIABILITY-1"]
 
 
-def result(name: str, status: str, detail: str = "", diag: list[str] | None = None) -> Result:
-    return Result(name, "module", status, detail, REQ, diag or [])
+def result(name: str, status: str, detail: str = "", diag: list[str] | None = None,
+           impl: str = "module") -> Result:
+    return Result(name, impl, status, detail, REQ, diag or [])
 
 
 def kunit(session: Session) -> list[Result]:
@@ -92,6 +95,29 @@ def fuzz_packets(session: Session, seed: int) -> list[Result]:
     return [result(name, "pass", "", diag)]
 
 
+def fuzz_other_column(session: Session, impl, seed: int) -> list[Result]:
+    """The same seeded packets through another column's module, under the same
+    detectors: it has no counters to account for them, so only the detectors
+    (and the guest surviving) judge it."""
+    name = "fuzz/packets"
+    why = session.load(impl)
+    if why:
+        return [result(name, "fail", f"{impl.module_path} {why.splitlines()[0]}", impl=impl.name)]
+    session.must("write", ["/dev/kmsg", f"{COLUMN_MARK}{impl.name}"])
+    route = impl.route(f"ip -6 route add {FUZZ_PREFIX}/64 encap ila 2001:0:0:2 via "
+                       f"{topology.HOST_ADDR}").split()
+    session.must("exec", [topology.IP, *route[1:]])
+    with session.guest.discarding_frames():
+        reply = session.guest.run("exec", [FUZZ, "packets", str(OTHER_PACKETS), str(seed),
+                                           FUZZ_PREFIX], timeout=1800)
+    session.guest.run("exec", [topology.IP, "-6", "route", "del", f"{FUZZ_PREFIX}/64"])
+    if reply.rc != 0:
+        return [result(name, "fail", f"ila-fuzz failed ({reply.rc})", reply.out, impl=impl.name)]
+    return [result(name, "pass", "", [f"seed {seed}: {OTHER_PACKETS} packets through "
+                                      f"{impl.module_path} ({impl.route_options or 'defaults'})",
+                                      *reply.out], impl=impl.name)]
+
+
 def fuzz_netlink(session: Session, seed: int) -> list[Result]:
     reply = session.guest.run("exec", [FUZZ, "netlink", str(MESSAGES), str(seed)], timeout=1800)
     refs = module_refs(session)
@@ -117,10 +143,12 @@ def cycles(session: Session) -> list[Result]:
     return [result("cycles/load-unload", "pass", "", reply.out)]
 
 
-def kmemleak(session: Session, owner: str = "ila_ref") -> list[Result]:
-    """Two scans (kmemleak reports only objects older than 5 s), then the report."""
+def kmemleak(session: Session, owner: str = "ila_ref", column: str = "module") -> list[Result]:
+    """Two scans (kmemleak reports only objects older than 5 s), then the report;
+    a leak whose backtrace names owner (the column's module) is the column's."""
     if session.guest.run("cat", [KMEMLEAK]).rc != 0:
-        return [result("detectors/kmemleak", "fail", f"{KMEMLEAK} unreadable: not a KERNEL=debug guest?")]
+        return [result("detectors/kmemleak", "fail", f"{KMEMLEAK} unreadable: not a KERNEL=debug guest?",
+                       impl=column)]
     for _ in range(2):
         session.must("write", [KMEMLEAK, "scan"])
         time.sleep(6)
@@ -129,28 +157,51 @@ def kmemleak(session: Session, owner: str = "ila_ref") -> list[Result]:
     ours = [line for line in report if owner in line]
     if ours:
         return [result("detectors/kmemleak", "fail", f"{len(ours)} leaked allocation(s) from {owner}",
-                       report[:60])]
+                       report[:60], impl=column)]
     return [result("detectors/kmemleak", "pass", "",
                    [f"{objects} unreferenced object(s) reported, none allocated by {owner}",
-                    *report[:20]])]
+                    *report[:20]], impl=column)]
 
 
-def scan_logs(logs: list[Path]) -> Result:
-    """Every detector report in the guests' serial logs fails the run."""
-    hits, lines = [], 0
+def scan_logs(logs: list[Path], columns: list[str] | None = None) -> list[Result]:
+    """Every detector report in the guests' serial logs fails: with columns,
+    the log is cut at each column's mark (running/columns.py: COLUMN_MARK) and a report
+    is the column's that was running, its first lines in the result; a
+    report before any mark (boot) fails every column of that boot."""
+    names = columns or ["module"]
+    hits: dict[str, list[str]] = {c: [] for c in names}
+    lines = 0
     for log in logs:
         text = log.read_text(errors="replace").splitlines() if log.exists() else []
         lines += len(text)
-        hits += [f"{log.name}: {line}" for line in text if DETECTOR_REPORT.search(line)]
+        current = None if columns else names[0]
+        for line in text:
+            if COLUMN_MARK in line:
+                current = line.split(COLUMN_MARK, 1)[1].strip()
+                continue
+            if DETECTOR_REPORT.search(line):
+                for c in ([current] if current in hits else names):
+                    hits[c].append(f"{log.name}: {line.strip()}")
     if not logs:
-        return result("detectors/serial-log", "fail", "no serial log to scan")
-    if hits:
-        return result("detectors/serial-log", "fail", f"{len(hits)} detector report line(s)", hits[:40])
-    return result("detectors/serial-log", "pass", "",
-                  [f"{lines} lines of {', '.join(p.name for p in logs)}: no report"])
+        return [result("detectors/serial-log", "fail", "no serial log to scan", impl=c) for c in names]
+    out = []
+    for c in names:
+        if hits[c]:
+            out.append(result("detectors/serial-log", "fail",
+                              f"{len(hits[c])} detector report line(s): {hits[c][0]}", hits[c][:40],
+                              impl=c))
+        else:
+            out.append(result("detectors/serial-log", "pass", "",
+                              [f"{lines} lines of {', '.join(p.name for p in logs)}: no report"],
+                              impl=c))
+    return out
 
 
-def run(paths: Paths, reporter: Reporter, accel: str, seed: int) -> None:
+def run(paths: Paths, reporter: Reporter, accel: str, seed: int, others: list | None = None) -> None:
+    """Ours through every step, then each of others (in-tree columns) through
+    fuzzed packets and a kmemleak scan; the serial log is scanned per column."""
+    others = others or []
+    done_others: list[str] = []
     log = paths.out / "logs" / "serial-reliability.log"
     steps = [("kunit", lambda s: kunit(s)), ("fuzz/packets", lambda s: fuzz_packets(s, seed)),
              ("fuzz/netlink", lambda s: fuzz_netlink(s, seed)), ("cycles", cycles),
@@ -165,16 +216,29 @@ def run(paths: Paths, reporter: Reporter, accel: str, seed: int) -> None:
         why = session.load(IMPLS["module"])
         if why:
             raise GuestError(f"ila_ref: {why}")
+        session.must("write", ["/dev/kmsg", f"{COLUMN_MARK}module"])
         for _, step in steps:
             for r in step(session):
                 reporter.add(r)
             done += 1
+        # every other column's module under the same detectors
+        for impl in others:
+            for r in fuzz_other_column(session, impl, seed):
+                reporter.add(r)
+            for r in kmemleak(session, owner=impl.module_name, column=impl.name):
+                reporter.add(r)
+            done_others.append(impl.name)
     except GuestError as e:
         lines = str(e).splitlines()
         for i, (name, _) in enumerate(steps[done:]):
             reporter.add(result(name, "fail", f"guest failed: {lines[0]}" if i == 0 else
                                 "not run: the guest died", lines[1:] if i == 0 else []))
+        for impl in others:
+            if impl.name not in done_others:
+                reporter.add(result("fuzz/packets", "fail", f"guest failed: {lines[0]}",
+                                    lines[1:], impl=impl.name))
     finally:
         if guest:
             guest.close()
-    reporter.add(scan_logs([log]))
+    for r in scan_logs([log], ["module", *(i.name for i in others)]):
+        reporter.add(r)

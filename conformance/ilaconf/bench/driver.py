@@ -39,10 +39,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from ipaddress import IPv6Address
 
-from . import benchreport, topology
-from .guest import Guest, GuestError
-from .impls import IMPLS, Impl
-from .runner import Paths, Session, ip_argv
+from .. import topology
+from ..impls import IMPLS, Impl
+from ..running.guest import Guest, GuestError
+from ..running.session import Paths, Session, ip_argv
+from . import report as benchreport
 
 BENCH = "/bin/ila-bench"
 NL = "/bin/ila-nl"

@@ -17,7 +17,7 @@ import fnmatch
 import re
 from ipaddress import IPv6Address, ip_network
 
-from . import packets
+from ..oracle import packets
 
 PROPERTIES = {
     "protocol": "the packet's next protocol: tcp, udp, icmpv6, or its number (47)",

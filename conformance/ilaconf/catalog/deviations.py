@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import properties
-from .impls import IMPLS
+from ..impls import IMPLS
 
 OUTCOMES = ("translated", "unchanged", "dropped")
 

@@ -8,7 +8,7 @@ import statistics
 import subprocess
 from pathlib import Path
 
-IMPLS_BENCHED = ("module", "intree+patches")  # the columns, as in bench.py
+IMPLS_BENCHED = ("module", "intree+patches")  # the columns, as in driver.py
 
 def table(result: dict[str, object]) -> list[str]:
     cols = IMPLS_BENCHED

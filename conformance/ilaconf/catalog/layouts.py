@@ -30,7 +30,7 @@ Receive checksum states the guest can produce, and how:
 
 from dataclasses import dataclass
 
-from . import packets
+from ..oracle import packets
 
 ETH_HLEN = 14
 

@@ -1,0 +1,121 @@
+"""What the oracle expects of a packet case: the frames scapy builds with the
+destination the case says, every checksum computed in full, never the
+kernel's incremental formula (packets.py), and the judgement of captured
+frames against them."""
+
+import dataclasses
+from ipaddress import IPv6Address
+
+from scapy.layers.inet import IP, UDP
+from scapy.layers.inet6 import IPv6, in6_chksum
+from scapy.layers.l2 import ARP, Ether
+from scapy.packet import Raw
+
+from .. import topology
+from ..catalog.cases import Case
+from ..catalog.deviations import Deviation
+from . import compare, packets
+
+ETH_IPV4 = b"\x08\x00"
+
+
+def oracle_spec(case: Case) -> dict[str, object]:
+    """The packet the guest's kernel builds for a socket send, as raw fields."""
+    spec = dict(case.packet)
+    if case.send == "udp":
+        spec.update(csum="0" if spec.get("no_check6_tx") else "auto")
+    return spec
+
+
+def frame_on(nic: str, l3: bytes) -> bytes:
+    n = topology.NICS[topology.nic_index(nic)]
+    return packets.ether(l3, n.guest_mac, n.host_mac)
+
+
+def expected_frames(case: Case) -> list[bytes] | None:
+    """The oracle's frames, or None where only validity can be judged (send = tcp)."""
+    if case.outcome == "dropped":
+        return []
+    if case.send == "tcp":
+        return None
+    if case.send == "udp4" and str(case.packet["dst4"]) != topology.HOST_ADDR4:
+        # Only the host is a static neighbour: any other next hop is
+        # resolved first, and the datagram waits for an answer that never comes.
+        arp = ARP(op=1, hwsrc=topology.GUEST_MAC, psrc=topology.GUEST_ADDR4,
+                  hwdst="00:00:00:00:00:00", pdst=str(case.packet["dst4"]))
+        return [bytes(Ether(src=topology.GUEST_MAC, dst="ff:ff:ff:ff:ff:ff") / arp)]
+    if case.send == "udp4":
+        p = case.packet
+        l3 = bytes(IP(src=topology.GUEST_ADDR4, dst=str(p["dst4"]), id=0, flags="DF", ttl=64)
+                   / UDP(sport=int(p["sport"]), dport=int(p["dport"]))
+                   / Raw(packets.payload(p)))
+        return [packets.ether(l3, topology.GUEST_MAC, topology.HOST_MAC)[:12] + ETH_IPV4 + l3]
+    spec = oracle_spec(case)
+    if case.outcome != "translated":
+        l3 = packets.sent_packet(spec)
+    elif case.csum == "untouched":
+        l3 = packets.untouched_packet(spec, str(case.expect_dst))
+    elif case.csum in ("neutral", "neutral-auto"):
+        l3 = packets.neutral_packet(spec, str(case.expect_dst), c_bit=case.csum == "neutral")
+    elif case.csum == "reversed":
+        l3 = packets.reversed_packet(spec, str(case.expect_dst))
+    else:
+        l3 = packets.translated_packet(spec, str(case.expect_dst))
+    if case.path == "input":
+        return [packets.local_reply(spec, l3)]
+    if case.path == "forward":
+        l3 = l3[:7] + bytes([l3[7] - 1]) + l3[8:]  # the hop limit a router decrements
+    return [frame_on(case.nic, l3)]
+
+
+def check_valid(case: Case, frames: list[bytes]) -> tuple[str, list[str]] | None:
+    """For kernel-built TCP: every frame translated, its checksum a full recompute's."""
+    if not frames:
+        return "no frame of the flow was captured", []
+    want = IPv6Address(str(case.expect_dst))
+    for i, f in enumerate(frames):
+        ip = Ether(f)[IPv6]
+        if IPv6Address(ip.dst) != want:
+            return f"frame {i}: ipv6.dst {ip.dst}, expected {want}", []
+        l4 = bytes(ip.payload)
+        if case.csum == "reversed":  # check the reversed adjustment of the right value
+            ip.dst = str(case.packet["dst"])
+            right = in6_chksum(ip.nh, ip, l4[:16] + b"\0\0" + l4[18:])
+            rev = packets.reverse_adjusted(right, str(case.packet["dst"]), str(want))
+            got = int.from_bytes(l4[16:18], "big")
+            if got != rev:
+                return (f"frame {i}: tcp.checksum 0x{got:04x}, the reversed adjustment "
+                        f"gives 0x{rev:04x}", [])
+            continue
+        if case.csum == "untouched":  # still the checksum of the original destination
+            ip.dst = str(case.packet["dst"])
+        if in6_chksum(ip.nh, ip, l4) != 0:  # a correct checksum sums to zero
+            fixed = in6_chksum(ip.nh, ip, l4[:16] + b"\0\0" + l4[18:])
+            return (f"frame {i}: tcp.checksum 0x{int.from_bytes(l4[16:18], 'big'):04x} is wrong, "
+                    f"a full recompute gives 0x{fixed:04x}", [])
+    return None
+
+
+def judge(case: Case, frames: list[bytes]) -> tuple[str, str, list[str]]:
+    """(status, detail, diagnostics): the frames against the oracle's."""
+    expected = expected_frames(case)
+    if expected is None:
+        bad = check_valid(case, frames)
+        if bad:
+            return "fail", bad[0], bad[1]
+    elif len(frames) != len(expected):
+        diag = [f"captured frame {i}: {f.hex()}" for i, f in enumerate(frames)]
+        return "fail", f"expected {len(expected)} frame(s) of the flow, captured {len(frames)}", diag
+    else:
+        for i, (exp, got) in enumerate(zip(expected, frames)):
+            lines = compare.diff(exp, got)
+            if lines:
+                return "fail", f"frame {i} differs from the oracle (scapy, full checksum recompute)", lines
+    return "pass", "", []
+
+
+def as_deviation(case: Case, dev: Deviation) -> Case:
+    """The case as a declared deviation says the column behaves instead."""
+    return dataclasses.replace(
+        case, outcome=dev.outcome or case.outcome, expect_dst=dev.dst or case.expect_dst,
+        csum=dev.csum, inject_error=dev.inject_error, stats=None)
