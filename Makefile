@@ -52,7 +52,7 @@ LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c
 LIB_HDR    := $(LIB_SRC:.c=.h)
 RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 
-.PHONY: bench bench-doc bench-profile deps kernel module intree-patched intree-old externals guest initramfs lib-test conformance golden test matrix clean new-case \
+.PHONY: bench bench-doc bench-profile deps fuzz mutation kernel module intree-patched intree-old externals guest initramfs lib-test conformance golden test matrix clean new-case \
 	reliability reliability-run
 
 # Every target that compiles or runs something depends on deps, so that
@@ -118,12 +118,20 @@ $(OUT)/guest/ila-rx: guest-init/ila-rx.c $(LIB_SRC) $(LIB_HDR) | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/ila-rx.c $(LIB_SRC)
 
+$(OUT)/guest/ila-map: guest-init/ila-map.c $(LIB_SRC) $(LIB_HDR) | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/ila-map.c $(LIB_SRC)
+
+$(OUT)/guest/ila-relay: guest-init/ila-relay.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_GUEST) -o $@ $<
+
 $(OUT)/guest/ila-bench: guest-init/ila-bench.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ $<
 
 guest: deps $(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl $(OUT)/guest/ila-fuzz \
-	$(OUT)/guest/ila-bench $(OUT)/guest/ila-rx
+	$(OUT)/guest/ila-bench $(OUT)/guest/ila-rx $(OUT)/guest/ila-relay $(OUT)/guest/ila-map
 
 # External implementations named in IMPL (external:DIR), see README.md.
 externals: kernel
@@ -131,7 +139,7 @@ externals: kernel
 
 INITRAMFS_FILES = $(KDIR)/usr/gen_init_cpio \
 	$(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl \
-	$(OUT)/guest/ila-fuzz $(OUT)/guest/ila-bench $(OUT)/guest/ila-rx $(wildcard $(OUT)/build/ila_ref/*.ko) $(KDIR)/net/ipv6/ila/ila.ko \
+	$(OUT)/guest/ila-fuzz $(OUT)/guest/ila-bench $(OUT)/guest/ila-rx $(OUT)/guest/ila-relay $(OUT)/guest/ila-map $(wildcard $(OUT)/build/ila_ref/*.ko) $(KDIR)/net/ipv6/ila/ila.ko \
 	patched=$(OUT)/build/intree-patched/net/ipv6/ila/ila.ko \
 	$$(test -f $(OLD_KO) && echo intree-$(INTREE_OLD)=$(OLD_KO)) \
 	$$(awk '{ print "ext=$(OUT)/build/external/" $$1 ".ko" }' $(OUT)/build/external/list)
@@ -146,12 +154,15 @@ $(OUT)/lib-tests: lib/tests/test_lib.c $(LIB_SRC) $(LIB_HDR) | deps
 lib-test: $(OUT)/lib-tests
 	@$(OUT)/lib-tests | tee $(OUT)/lib-tests.ktap; test $${PIPESTATUS[0]} -eq 0
 
-RUN_ARGS = --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
-	--impl '$(IMPL)' --case '$(CASE)' --accel $(QEMU_ACCEL) --out $(OUT) \
+# The pre-fix in-tree columns exist only where make intree-old built their module.
+NO_OLD = $(if $(wildcard $(OLD_KO)),,--no-column intree-$(INTREE_OLD) --no-column intree-$(INTREE_OLD)-map)
+# The guest, the columns (IMPL=, EXPECT=) and the kernel, for run and fuzz.
+COLUMN_ARGS = --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
+	--impl '$(IMPL)' --accel $(QEMU_ACCEL) --out $(OUT) \
 	--externals $(OUT)/build/external/list --expect '$(EXPECT)' \
 	--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))' \
-	--fixed '$(shell $(KBUILD) --fixed)' $(if $(wildcard $(OLD_KO)),,--no-column intree-$(INTREE_OLD)) \
-	$(if $(filter debug,$(KERNEL)),--detectors)
+	--fixed '$(shell $(KBUILD) --fixed)' $(NO_OLD)
+RUN_ARGS = $(COLUMN_ARGS) --case '$(CASE)' $(if $(filter debug,$(KERNEL)),--detectors)
 
 ifneq ($(words $(KVERS)),1)
 # Several kernels: each one's run in its own output directory, then one
@@ -167,35 +178,61 @@ conformance: initramfs
 	@$(RUN) run $(RUN_ARGS)
 endif
 
+# Differential fuzzing: N random packets (default 10,000) over random ILA
+# routes from SEED, against every column of IMPL=, judged by the oracle;
+# results in $(OUT)/fuzz/, findings minimized into $(OUT)/fuzz/cases/.
+fuzz: initramfs
+	@$(RUN) fuzz $(COLUMN_ARGS) $(if $(SEED),--seed $(SEED)) $(if $(N),--count $(N))
+
+# Mutation testing of our module: every mutant of kernel/ila/*.c and every
+# broken copy in conformance/strength/broken/, built, then the catalog
+# against each in one boot (stopping at its first failing case); the score,
+# the survivors and conformance/strength/equivalent-mutants.toml's entries
+# in $(OUT)/mutation/.
+MUTATION := $(OUT)/mutation
+mutation: initramfs
+	@$(RUN) mutation-build --kdir $(KDIR) --src kernel/ila --out $(MUTATION)
+	@guest-init/mkinitramfs.sh $(MUTATION)/initramfs.cpio.gz $(INITRAMFS_FILES) $$(cat $(MUTATION)/mutants.kos)
+	@$(RUN) mutation-run --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(MUTATION)/initramfs.cpio.gz \
+		--manifest $(MUTATION)/mutants.json --out $(OUT) --accel $(QEMU_ACCEL) --case '$(CASE)' \
+		--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))' \
+		--fixed '$(shell $(KBUILD) --fixed)'
+
 golden: initramfs
 	@test '$(CASE)' != '*' || { echo "golden: name the cases to bless: make golden CASE=tcp/output-syn"; exit 2; }
 	@$(RUN) run $(RUN_ARGS) --bless
 
 # Everything CI runs, each step to the end, then one summary line over all:
 # the lib unit tests, the conformance cases on both Debian kernels (6.1 and
-# 6.12: the same golden captures judge both), the reliability suite on the
+# 6.12: the same golden captures judge both), a small fuzz against every
+# column (6.1), the reliability suite on the
 # 6.1 debug kernel, and the JUnit file read back by junitparser. Stale
 # results are removed first: a step that cannot run counts as a failure in
 # the summary, never as an old pass. KVER= or KSRC= on the command line
 # narrows the conformance step to that kernel.
 # linux-source-6.12 is in bookworm-security only: without it, 6.12 is a
 # reported skip in the summary, not a failure.
+# A small fuzz (a fixed seed, a few hundred packets per column), so that
+# the tool cannot rot; make fuzz alone runs 10,000.
+TEST_FUZZ  := 300
+TEST_SEED  := 20261204
 HAVE_612   := $(shell apt-cache show linux-source-6.12 >/dev/null 2>&1 && echo yes)
 TEST_KVER  := $(if $(KSRC),$(KVER),$(if $(filter command line,$(origin KVER)),$(KVER),6.1$(if $(HAVE_612),$(comma)6.12)))
 TEST_OUT   := $(if $(findstring $(comma),$(TEST_KVER)),out/kernels,$(BASE_OUT))
 TEST_SKIPS := $(if $(KSRC)$(filter command line,$(origin KVER))$(HAVE_612),,$(BASE_OUT)/skip-6.12.ktap)
 test: deps
 	@rm -f $(OUT)/lib-tests.ktap $(TEST_OUT)/results.ktap $(TEST_OUT)/junit-check.ktap \
-		$(BASE_OUT)/debug/reliability.ktap
+		$(BASE_OUT)/fuzz/fuzz.ktap $(BASE_OUT)/debug/reliability.ktap
 	@rc=0; $(MAKE) --no-print-directory lib-test || rc=1; \
 	$(if $(TEST_SKIPS),$(RUN) skip --out $(BASE_OUT) --name skip-6.12 --what 6.12/conformance \
 		--why "linux-source-6.12 is not in this machine's apt sources (it is in bookworm-security)";) \
 	$(MAKE) --no-print-directory conformance KVER=$(TEST_KVER) || rc=1; \
+	$(MAKE) --no-print-directory fuzz N=$(TEST_FUZZ) SEED=$(TEST_SEED) || rc=1; \
 	$(MAKE) --no-print-directory reliability || rc=1; \
 	$(RUN) junit-check $(TEST_OUT)/results.junit.xml $(TEST_OUT)/results.ktap \
 		--out $(TEST_OUT) || rc=1; \
 	echo "# make test: lib unit tests, conformance cases, reliability and the JUnit check:"; \
-	$(RUN) summary $(OUT)/lib-tests.ktap $(TEST_OUT)/results.ktap \
+	$(RUN) summary $(OUT)/lib-tests.ktap $(TEST_OUT)/results.ktap $(BASE_OUT)/fuzz/fuzz.ktap \
 		$(BASE_OUT)/debug/reliability.ktap $(TEST_OUT)/junit-check.ktap $(TEST_SKIPS) || rc=1; \
 	exit $$rc
 
@@ -214,7 +251,7 @@ reliability-run: initramfs
 	@$(RUN) reliability --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
 		--accel $(QEMU_ACCEL) --out $(OUT) $(if $(SEED),--seed $(SEED)) \
 		--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))' \
-		$(if $(wildcard $(OLD_KO)),,--no-column intree-$(INTREE_OLD))
+		$(NO_OLD)
 
 # A benchmark, not a test: make test only builds what it needs (initramfs).
 bench: initramfs

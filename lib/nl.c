@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Minimal rtnetlink requests and acks (see nl.h). */
+/* Minimal rtnetlink and generic netlink requests and acks (see nl.h). */
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -154,11 +154,10 @@ int nl_parse_ack(const void *buf, size_t len, uint32_t seq, int *err,
 	return 0;
 }
 
-int nl_route_socket(uint32_t groups)
+int nl_socket(int protocol, uint32_t groups)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = groups };
-	int one = 1, fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC,
-				 NETLINK_ROUTE);
+	int one = 1, fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
 
 	if (fd < 0)
 		return -1;
@@ -168,6 +167,42 @@ int nl_route_socket(uint32_t groups)
 		return -1;
 	}
 	return fd;
+}
+
+int nl_route_socket(uint32_t groups)
+{
+	return nl_socket(NETLINK_ROUTE, groups);
+}
+
+void nl_genl_init(struct nl_msg *m, uint16_t family, uint8_t cmd,
+		  uint8_t version, uint16_t flags, uint32_t seq)
+{
+	struct genlmsghdr g = { .cmd = cmd, .version = version };
+
+	nl_msg_init(m, family, flags, seq);
+	nl_msg_put(m, &g, sizeof(g));
+}
+
+int nl_genl_family_id(const void *buf, size_t len, uint32_t seq)
+{
+	const struct nlmsghdr *h;
+	size_t hlen = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(struct genlmsghdr));
+
+	for (h = buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+		const struct nlattr *id;
+
+		if (h->nlmsg_seq != seq || h->nlmsg_type != GENL_ID_CTRL ||
+		    h->nlmsg_len < hlen)
+			continue;
+		if (nl_attrs_valid((const char *)h + hlen, h->nlmsg_len - hlen))
+			return -1;
+		id = nl_attr_find((const char *)h + hlen, h->nlmsg_len - hlen,
+				  CTRL_ATTR_FAMILY_ID);
+		if (!id || nl_attr_len(id) != sizeof(uint16_t))
+			return -1;
+		return *(const uint16_t *)nl_attr_data(id);
+	}
+	return -1;
 }
 
 int nl_transact(int fd, const struct nl_msg *m, int *err, char *extack,

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Minimal rtnetlink: build a request attribute by attribute (so a test can
- * send what iproute2 never would), read the kernel's ack with its extack
- * message, and check that a received message is well formed.
+ * Minimal rtnetlink and generic netlink: build a request attribute by
+ * attribute (so a test can send what iproute2 never would), read the
+ * kernel's ack with its extack message, and check that a received message
+ * is well formed.
  */
 #ifndef ILA_LIB_NL_H
 #define ILA_LIB_NL_H
 
+#include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -50,8 +52,21 @@ int nl_parse_ack(const void *buf, size_t len, uint32_t seq, int *err,
  */
 int nl_attrs_valid(const void *attrs, size_t len);
 
+/* A netlink socket of @protocol with extended acks, bound to @groups; -1 (errno). */
+int nl_socket(int protocol, uint32_t groups);
+
 /* A NETLINK_ROUTE socket with extended acks, bound to @groups; -1 (errno). */
 int nl_route_socket(uint32_t groups);
+
+/* A generic netlink request header: @family's id, then struct genlmsghdr. */
+void nl_genl_init(struct nl_msg *m, uint16_t family, uint8_t cmd,
+		  uint8_t version, uint16_t flags, uint32_t seq);
+
+/*
+ * The family id in the controller's reply to CTRL_CMD_GETFAMILY for @seq,
+ * found in a received buffer; -1 when none is there or it is malformed.
+ */
+int nl_genl_family_id(const void *buf, size_t len, uint32_t seq);
 
 /*
  * Send @m and read the replies up to its ack. Return: 0 with *err the

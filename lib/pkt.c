@@ -89,7 +89,7 @@ static int parse_hex(const char *text, uint8_t *out, size_t cap, size_t *len)
 	return 0;
 }
 
-/* One of: hbh, dst, rt0/SEGLEFT/ADDR[/ADDR...], frag/OFFSET/M/ID */
+/* One of: hbh, dst, rt0/SEGLEFT/ADDR[/ADDR...], frag/OFFSET/M/ID, ah/SPI/SEQ */
 static int parse_one_ext(char *text, struct pkt_ext *ext)
 {
 	char *save, *tok = strtok_r(text, "/", &save);
@@ -115,6 +115,20 @@ static int parse_one_ext(char *text, struct pkt_ext *ext)
 			ext->naddr++;
 		}
 		return ext->naddr ? 0 : -1;
+	}
+	if (!strcmp(tok, "ah")) {
+		unsigned long v[2];
+		int i;
+
+		ext->type = 51;
+		for (i = 0; i < 2; i++) {
+			tok = strtok_r(NULL, "/", &save);
+			if (!tok || parse_uint(tok, 0xffffffff, &v[i]))
+				return -1;
+		}
+		ext->ah_spi = (uint32_t)v[0];
+		ext->ah_seq = (uint32_t)v[1];
+		return strtok_r(NULL, "/", &save) ? -1 : 0;
 	}
 	if (!strcmp(tok, "frag")) {
 		unsigned long v[3];
@@ -346,6 +360,13 @@ static size_t build_ext(const struct pkt_ext *ext, uint8_t next, uint8_t *p)
 		put16(p + 2, (uint16_t)(ext->frag_offset << 3 | ext->frag_more));
 		put32(p + 4, ext->frag_id);
 		return 8;
+	case 51:	/* authentication header: a 12-byte ICV of zeros, length in 4-byte units - 2 */
+		p[1] = 4;
+		put16(p + 2, 0);
+		put32(p + 4, ext->ah_spi);
+		put32(p + 8, ext->ah_seq);
+		memset(p + 12, 0, 12);
+		return 24;
 	default:	/* hop-by-hop or destination options: one PadN */
 		p[1] = 0;
 		p[2] = 1;

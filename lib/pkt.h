@@ -18,13 +18,14 @@
 
 /* One extension header, in the order they follow the IPv6 header. */
 struct pkt_ext {
-	uint8_t type;		/* 0 hop-by-hop, 43 routing, 44 fragment, 60 dst */
+	uint8_t type;		/* 0 hop-by-hop, 43 routing, 44 fragment, 51 AH, 60 dst */
 	uint8_t segleft;	/* routing (type 0) */
 	int naddr;
 	struct in6_addr addr[PKT_MAX_RT_ADDRS];
 	uint16_t frag_offset;	/* fragment: in 8-byte units */
 	uint8_t frag_more;
 	uint32_t frag_id;
+	uint32_t ah_spi, ah_seq;	/* authentication header */
 };
 
 struct pkt_spec {
@@ -44,7 +45,7 @@ struct pkt_spec {
 	int have_payload_hex;
 	int csum_auto;		/* compute the checksum, else use csum */
 	uint16_t csum;
-	struct pkt_ext ext[PKT_MAX_EXT];	/* ext=hbh,dst,rt0/SL/ADDR,frag/OFF/M/ID */
+	struct pkt_ext ext[PKT_MAX_EXT];	/* ext=hbh,dst,rt0/SL/ADDR,frag/OFF/M/ID,ah/SPI/SEQ */
 	int n_ext;
 	long l4_len;		/* keep only this many transport bytes; -1 all */
 	long plen;		/* payload length field; -1 the real one */

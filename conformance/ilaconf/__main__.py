@@ -4,6 +4,7 @@ import argparse
 import json
 import shutil
 import sys
+import time
 from pathlib import Path
 
 from . import impls
@@ -15,6 +16,7 @@ from .reports import junit, matrix, report
 from .running import columns
 from .oracle.golden import golden_column
 from .running.session import Paths, Session
+from .strength import fuzz, mutation
 
 
 def inputs_exist(a: argparse.Namespace) -> bool:
@@ -191,6 +193,78 @@ def cmd_reliability(a: argparse.Namespace) -> int:
     return print_summary([Path(a.out) / "reliability.ktap"])
 
 
+def cmd_fuzz(a: argparse.Namespace) -> int:
+    """make fuzz: random routes and packets against every column, judged by the oracle."""
+    try:
+        selected, files = columns_and_deviations(a)
+        if a.count < 1:
+            raise ValueError(f"N={a.count}: give a number of packets, 1 or more")
+    except ValueError as e:
+        print(f"ilaconf: {e}", file=sys.stderr)
+        return 2
+    if not inputs_exist(a):
+        return 2
+    out = Path(a.out)
+    paths = Paths(Path(a.kernel), Path(a.initrd), out, Path(a.golden))
+    rep = report.Reporter(out / "fuzz", len(selected), name="fuzz", kernel=a.kernel_label,
+                          kernel_version=a.kernel_version)
+    try:
+        fuzz.run(paths, rep, a.accel, selected, a.seed, a.count, files, set(a.fixed.split()),
+                 a.kernel_version)
+    except ValueError as e:
+        print(f"ilaconf: {e}", file=sys.stderr)
+        return 2
+    rep.finish()
+    return print_summary([out / "fuzz" / "fuzz.ktap"])
+
+
+def cmd_mutation_build(a: argparse.Namespace) -> int:
+    """make mutation, step 1: every mutant and broken copy, built."""
+    patches = sorted(Path(a.broken).glob("*.patch"))
+    try:
+        built = mutation.build(Path(a.kdir), Path(a.src).resolve(), Path(a.out).resolve(), patches)
+    except mutation.MutationError as e:
+        print(f"mutation: {e}", file=sys.stderr)
+        return 2
+    mutation.save(built, Path(a.out) / "mutants.json")
+    bad = [b for b in built if not b.ko]
+    print(f"# mutation: built {len(built) - len(bad)} of {len(built)} mutants "
+          f"({len(built) - len(patches)} generated, {len(patches)} from {a.broken}); "
+          f"{len(bad)} do not compile")
+    broken = [b for b in bad if b.id.startswith("broken:")]
+    for b in broken:
+        print(f"mutation: {b.id}: {b.error}", file=sys.stderr)
+    return 2 if broken else 0
+
+
+def cmd_mutation_run(a: argparse.Namespace) -> int:
+    """make mutation, step 2: the catalog against each mutant."""
+    try:
+        built = mutation.load(Path(a.manifest))
+        equivalents = mutation.load_equivalents(Path(a.equivalents))
+        files = [(f, None) for f in sorted(Path(a.deviations).glob("*.toml"))]
+        chosen = cases.discover(Path(a.cases), a.case, files, fixed=set(a.fixed.split()),
+                                kernel_version=a.kernel_version)
+    except ValueError as e:
+        print(f"ilaconf: {e}", file=sys.stderr)
+        return 2
+    if not inputs_exist(a):
+        return 2
+    out = Path(a.out)
+    paths = Paths(Path(a.kernel), Path(a.initrd), out, Path(a.golden))
+    rep = report.Reporter(out / "mutation", len(built), name="mutation", kernel=a.kernel_label,
+                          kernel_version=a.kernel_version)
+    started = time.monotonic()
+    fate = mutation.run(paths, rep, a.accel, built, chosen, equivalents)
+    rep.finish()
+    lines = mutation.summary(built, fate, equivalents)
+    lines.append(f"# mutation: {time.monotonic() - started:.0f} s for {len(built)} mutants "
+                 f"against {len(chosen)} cases")
+    print("\n".join(lines))
+    (out / "mutation" / "summary.txt").write_text("\n".join(lines) + "\n")
+    return print_summary([out / "mutation" / "mutation.ktap"])
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
     if not inputs_exist(a):
         return 2
@@ -259,6 +333,43 @@ def main() -> int:
                    help="the debug kernel: add a kmemleak scan and a serial-log scan, and do "
                    "not compare the TCP window of kernel-built segments with the golden")
     r.set_defaults(func=cmd_run)
+    f = sub.add_parser("fuzz", help="random routes and packets against every column")
+    for opt in ("--kernel", "--initrd"):
+        f.add_argument(opt, required=True)
+    f.add_argument("--impl", default="all")
+    f.add_argument("--externals", default="out/build/external/list")
+    f.add_argument("--expect", default="")
+    f.add_argument("--deviations", default="conformance/deviations")
+    f.add_argument("--golden", default="pcaps")
+    f.add_argument("--out", default="out")
+    f.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
+    f.add_argument("--kernel-label", default="")
+    f.add_argument("--kernel-version", default="")
+    f.add_argument("--no-column", action="append", default=[])
+    f.add_argument("--fixed", default="")
+    f.add_argument("--seed", type=lambda v: int(v, 0), default=20261204)
+    f.add_argument("--count", type=int, default=10_000, help="packets in all")
+    f.set_defaults(func=cmd_fuzz)
+    mb = sub.add_parser("mutation-build", help="build every mutant of our module")
+    mb.add_argument("--kdir", required=True)
+    mb.add_argument("--src", default="kernel/ila")
+    mb.add_argument("--out", required=True)
+    mb.add_argument("--broken", default="conformance/strength/broken")
+    mb.set_defaults(func=cmd_mutation_build)
+    mr = sub.add_parser("mutation-run", help="the catalog against every built mutant")
+    for opt in ("--kernel", "--initrd", "--manifest"):
+        mr.add_argument(opt, required=True)
+    mr.add_argument("--case", default="*")
+    mr.add_argument("--cases", default="conformance/cases")
+    mr.add_argument("--deviations", default="conformance/deviations")
+    mr.add_argument("--equivalents", default="conformance/strength/equivalent-mutants.toml")
+    mr.add_argument("--golden", default="pcaps")
+    mr.add_argument("--out", default="out")
+    mr.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
+    mr.add_argument("--kernel-label", default="")
+    mr.add_argument("--kernel-version", default="")
+    mr.add_argument("--fixed", default="")
+    mr.set_defaults(func=cmd_mutation_run)
     rel = sub.add_parser("reliability", help="the debug kernel's detectors over fuzzing and cycles")
     rel.add_argument("--kernel", required=True)
     rel.add_argument("--initrd", required=True)

@@ -22,6 +22,10 @@ class Impl:
     route_options: str = ""  # appended after "encap ila LOCATOR"
     runs_control: bool = True  # the implementation's default configuration
     features: frozenset[str] = frozenset()  # optional features cases may need
+    # route: `encap ila` routes (lwtunnel); mapping: the `ip ila` mapping table,
+    # each case's ILA route turned into a mapping (running/mapping.py)
+    interface: str = "route"
+    mapping_options: str = ""  # after `ip ila add loc_match M loc L`
 
     def route(self, line: str) -> str:
         """A case's route command in this column's configuration.
@@ -71,10 +75,36 @@ IMPLS[f"intree-{PREFIX_RELEASE}"] = Impl(
     runs_control=False,
     features=INTREE_FEATURES)
 
+# The in-tree module's other interface: the mapping table of ila_xlat.c,
+# driven by `ip ila` over its generic netlink family, translating received
+# packets in a netfilter hook. Ours implements none: its column skips every
+# case, saying so.
+MAPPING_TABLE = "mapping-table"
+INTREE_MAP_FEATURES = INTREE_FEATURES | {MAPPING_TABLE}
+for name, path, what, options, default in (
+        ("module-map", "/lib/modules/ila_ref.ko", "ours: ila_ref implements no mapping table",
+         "", True),
+        ("intree-map", "/lib/modules/ila.ko", "Linux 6.1 net/ipv6/ila's mapping table (ip ila), "
+         "its defaults", "", True),
+        ("intree-map-adj", "/lib/modules/ila.ko", "Linux 6.1 net/ipv6/ila's mapping table with "
+         f"'{INTREE_SEED_OPTIONS}'", INTREE_SEED_OPTIONS, False),
+        ("intree+patches-map", "/lib/modules/patched/ila.ko", "the mapping table of net/ipv6/ila "
+         f"with kernel/patches/ applied, '{INTREE_SEED_OPTIONS}'", INTREE_SEED_OPTIONS, False),
+        (f"intree-{PREFIX_RELEASE}-map", f"/lib/modules/intree-{PREFIX_RELEASE}/ila.ko",
+         f"the mapping table of Debian {PREFIX_RELEASE}'s net/ipv6/ila (before the "
+         f"CVE-2026-68127 fix) with kernel/patches/ applied, '{INTREE_SEED_OPTIONS}'",
+         INTREE_SEED_OPTIONS, False)):
+    ours = name == "module-map"
+    IMPLS[name] = Impl(name, path, "ila_ref" if ours else "ila", what,
+                       "/proc/net/ila_ref_stats" if ours else None, runs_control=default,
+                       features=frozenset() if ours else INTREE_MAP_FEATURES,
+                       interface="mapping", mapping_options=options)
+
 # IMPL= names that select several columns.
 GROUPS = {
     "all": list(IMPLS),
     "intree": ["intree-defaults", "intree-luid", f"intree-{PREFIX_RELEASE}"],
+    "mapping": [n for n, i in IMPLS.items() if i.interface == "mapping"],
 }
 
 
@@ -118,5 +148,7 @@ def parse_impls(text: str, listing: Path | None = None) -> list[Impl]:
 
 
 def rival(impl: Impl) -> Impl:
-    """The implementation that competes with impl for LWTUNNEL_ENCAP_ILA."""
-    return IMPLS["module"] if impl.module_name != "ila_ref" else IMPLS["intree-defaults"]
+    """The implementation that competes with impl for LWTUNNEL_ENCAP_ILA: ours
+    for the in-tree module, the in-tree module for any other (ours, an
+    external, a mutant of ours, which could not share ila_ref's /proc file)."""
+    return IMPLS["module"] if impl.module_name == "ila" else IMPLS["intree-defaults"]

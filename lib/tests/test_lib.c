@@ -253,6 +253,30 @@ static int nl_ack_with_extack(void)
 	return 1;
 }
 
+/*
+ * The controller's reply to CTRL_CMD_GETFAMILY "ILA" for seq 3, by hand:
+ * header (type GENL_ID_CTRL 0x10), genlmsghdr (NEWFAMILY, version 2),
+ * CTRL_ATTR_FAMILY_NAME "ILA", CTRL_ATTR_FAMILY_ID 0x1d.
+ */
+static int nl_genl_family_reply(void)
+{
+	static const unsigned char reply[] = {
+		0x24, 0, 0, 0, 0x10, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0,
+		0x01, 0x02, 0, 0,
+		0x08, 0, 0x02, 0, 'I', 'L', 'A', 0,
+		0x06, 0, 0x01, 0, 0x1d, 0, 0, 0 };
+	struct nl_msg m;
+
+	CHECK(nl_genl_family_id(reply, sizeof(reply), 3) == 0x1d, "family id not read");
+	CHECK(nl_genl_family_id(reply, sizeof(reply), 4) == -1, "a reply for seq 4 was found");
+	CHECK(nl_genl_family_id(reply, sizeof(reply) - 4, 3) == -1,
+	      "a reply cut inside its attributes was accepted");
+	nl_genl_init(&m, 0x1d, 1, 1, 0x0005, 9);
+	CHECK(m.hdr.nlmsg_len == 20 && m.hdr.nlmsg_type == 0x1d && m.buf[16] == 1 &&
+	      m.buf[17] == 1, "genl request header differs");
+	return 1;
+}
+
 static int nl_attrs_bounds(void)
 {
 	/* type 1 len 5 (last, unpadded) is fine; len 12 in 8 bytes is not */
@@ -288,6 +312,7 @@ int main(void)
 		{ "nl_route_request_bytes", nl_route_request_bytes },
 		{ "nl_ack_with_extack", nl_ack_with_extack },
 		{ "nl_attrs_bounds", nl_attrs_bounds },
+		{ "nl_genl_family_reply", nl_genl_family_reply },
 	};
 	size_t i, n = sizeof(tests) / sizeof(tests[0]);
 

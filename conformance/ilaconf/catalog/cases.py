@@ -64,6 +64,8 @@ class Case:
     deviations: dict[str, Deviation] = field(default_factory=dict)
     needs: list[str] = field(default_factory=list)  # features an implementation must have
     layout: "str | list[int]" = "linear"  # how the packet is received (layouts.py)
+    no_mapping: str = ""  # why the mapping-table columns must not run it (running/mapping.py)
+    no_layouts: str = ""  # why no CASE@LAYOUT variants are generated from it
     base: str = ""  # a generated layout variant: the case it comes from
     # per column: what a shared (cloned) skb's other holder sees instead of
     # its data intact, when an implementation writes into it
@@ -72,6 +74,11 @@ class Case:
     @property
     def protocol(self) -> str:
         return self.id.split("/")[0]
+
+    @property
+    def interface(self) -> str:
+        """mapping when its routes add ip ila mappings of their own, else route."""
+        return "mapping" if any(r.split()[:2] == ["ip", "ila"] for r in self.routes) else "route"
 
     @property
     def golden_id(self) -> str:
@@ -92,8 +99,13 @@ ROUTE_TYPES = {"unicast", "local", "broadcast", "multicast", "throw", "unreachab
 
 
 def default_teardown(route: str) -> str:
-    """'ip -6 route add [table T] [TYPE] PREFIX ...' -> 'ip -6 route del [table T] [TYPE] PREFIX'."""
+    """'ip -6 route add [table T] [TYPE] PREFIX ...' -> 'ip -6 route del [table T] [TYPE] PREFIX';
+    'ip ila add loc_match M loc L [dev D] OPTIONS' -> 'ip ila del loc_match M loc L [dev D]'."""
     words = route.split()
+    if words[:3] == ["ip", "ila", "add"]:
+        keys = {"loc_match", "loc", "dev"}
+        pairs = zip(words[3::2], words[4::2])
+        return " ".join(["ip", "ila", "del", *[w for k, v in pairs if k in keys for w in (k, v)]])
     if "add" not in words:
         raise CaseError(f"cannot derive a teardown from {route!r}: give 'teardown'")
     i = words.index("add")
@@ -133,7 +145,7 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
         return data[key]
 
     known = {"verifies", "requirements", "path", "send", "nic", "routes", "teardown", "packet",
-             "expect", "look", "deviation", "needs", "layout"}
+             "expect", "look", "deviation", "needs", "layout", "no_mapping", "no_layouts"}
     extra = set(data) - known
     if extra:
         raise CaseError(f"{file}: unknown keys {sorted(extra)} (known: {sorted(known)})")
@@ -193,6 +205,7 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
         deviations=deviations(file, data.get("deviation")),
         csum=checksum_rule(file, expect.get("csum", "adjusted")),
         needs=[str(n) for n in data.get("needs", [])], layout=layout,
+        no_mapping=str(data.get("no_mapping", "")), no_layouts=str(data.get("no_layouts", "")),
     )
 
 
@@ -288,7 +301,7 @@ def layout_variants(case: "Case | control.ControlCase") -> list[Case]:
     names none; a layout the packet cannot have (no transport header to
     split off) is left out."""
     if not isinstance(case, Case) or case.path == "output" or case.layout != "linear" \
-            or case.send != "raw":
+            or case.send != "raw" or case.no_layouts:
         return []
     out = []
     for name in layouts.LAYOUTS:

@@ -27,7 +27,8 @@ from pathlib import Path
 from .. import topology
 from .deviations import Deviation, DeviationError, load_deviations
 
-BINARIES = {"ip": topology.IP, "ila-nl": "/bin/ila-nl", "ila-inject": "/bin/ila-inject"}
+BINARIES = {"ip": topology.IP, "ila-nl": "/bin/ila-nl", "ila-inject": "/bin/ila-inject",
+            "ila-map": "/bin/ila-map"}
 AGENT_VERBS = {"insmod", "rmmod", "cat", "write", "dmesg"}
 STEP_KEYS = {"run", "rc", "stdout", "contains", "match", "absent", "json", "retry", "report",
              "timeout", "deviation"}
@@ -65,6 +66,7 @@ class ControlCase:
     deviations: dict[str, Deviation] = field(default_factory=dict)
     # per column: (step number, what it gives instead); the case ends there
     stops: dict[str, tuple[int, Step]] = field(default_factory=dict)
+    interface: str = "route"  # or mapping: the ip ila mapping table (runs in its columns)
 
     @property
     def protocol(self) -> str:
@@ -149,7 +151,7 @@ def load_step(file: Path, n: int, raw: dict, run: str | None = None) -> Step:
 
 
 def load(file: Path, cid: str, data: dict) -> ControlCase:
-    known = {"verifies", "requirements", "step", "cleanup", "deviation"}
+    known = {"verifies", "requirements", "step", "cleanup", "deviation", "interface"}
     extra = set(data) - known
     if extra:
         raise ControlError(f"{file}: unknown keys {sorted(extra)} (known: {sorted(known)})")
@@ -174,11 +176,15 @@ def load(file: Path, cid: str, data: dict) -> ControlCase:
         raise ControlError(f"{file}: [deviation.{col}] is declared but says nothing of what "
                            f"{col} does instead (step = N and its expectations, or "
                            f"[step.deviation.{col}] tables)")
+    interface = data.get("interface", "route")
+    if interface not in ("route", "mapping"):
+        raise ControlError(f"{file}: interface '{interface}' is not route (encap ila routes) or "
+                           "mapping (the ip ila mapping table)")
     cleanup = [fill(c) for c in data.get("cleanup", [])]
     for c in cleanup:
         wrapped(c)
     return ControlCase(cid, file, data["verifies"], [str(r) for r in data["requirements"]],
-                       steps, cleanup, devs, stops)
+                       steps, cleanup, devs, stops, interface)
 
 
 STOP_KEYS = {"step", "rc", "stdout", "contains", "match", "absent", "json"}

@@ -39,8 +39,14 @@ def register_columns(names: list[str]) -> None:
 
 
 # adjusted: as the requirement says; untouched: only the destination is
-# rewritten; reversed: adjusted by old minus new locator (a sign error).
-CSUMS = ("adjusted", "untouched", "reversed")
+# rewritten; reversed: adjusted by old minus new locator (a sign error);
+# from-route: by the new locator minus the route prefix's upper 64 bits as
+# written instead of the packet's; reversed-from-route: both errors;
+# incremental: updated by RFC 1624 eqn. 3 even when the destination does not
+# change, which turns a field of 0xffff into 0x0000 (oracle/expect.py,
+# moved_locators).
+CSUMS = ("adjusted", "untouched", "reversed", "from-route", "reversed-from-route",
+         "incremental")
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,7 @@ class ColumnEntry:
     file: Path
     columns: list[str]
     cases: list[str] | None  # globs over case ids; None: any id
-    when: dict[str, list[str | int]] | None  # case properties (properties.py)
+    when: list[dict[str, list[str | int]]] | None  # any of these tables of case properties
     table: dict  # the deviation's keys, as a case would write them
     fixed_by: str | None = None  # a kernel/patches/ file that fixes it
     kernel: str | None = None  # a version constraint ("<6.1.183"): only such kernels
@@ -124,15 +130,17 @@ class ColumnEntry:
             return True
         if not hasattr(case, "packet"):  # control cases have no packet properties
             return False
-        return properties.matches(self.when, properties.of_case(case))
+        props = properties.of_case(case)
+        return any(properties.matches(w, props) for w in self.when)
 
     def describe(self) -> str:
         parts = []
         if self.cases is not None:
             parts.append(f"cases {self.cases}")
         if self.when is not None:
-            parts.append("when " + ", ".join(f"{k} = {v if len(v) > 1 else v[0]!r}"
-                                             for k, v in self.when.items()))
+            parts.append("when " + " or ".join(
+                "{" + ", ".join(f"{k} = {v if len(v) > 1 else v[0]!r}" for k, v in w.items()) + "}"
+                for w in self.when))
         return " and ".join(parts)
 
 
@@ -163,6 +171,7 @@ def load_column_file(file: Path, default_column: str | None = None) -> list[Colu
         [[deviation]]
         columns = ["intree-luid"]      # optional in an EXPECT= file: its column
         when = { csum_at = "direct", path = ["output", "forward"] }   # case properties
+                                       # (or a list of such tables, any of which may hold)
         cases = ["tcp/*", "udp/output-datagram"]                      # and/or case ids
         requirement = "..."            # with 'when', optional: a list of globs naming the
                                        # case's own requirement it breaks (properties.py)
@@ -192,7 +201,10 @@ def load_column_file(file: Path, default_column: str | None = None) -> list[Colu
         when = None
         if "when" in t:
             try:
-                when = properties.check_when(f"{file}: deviation {n}", t["when"])
+                tables = t["when"] if isinstance(t["when"], list) else [t["when"]]
+                when = [properties.check_when(f"{file}: deviation {n}", w) for w in tables]
+                if not when:
+                    raise properties.PropertyError(f"{file}: deviation {n}: 'when' lists no table")
             except properties.PropertyError as e:
                 raise DeviationError(str(e))
         if globs is None and when is None:

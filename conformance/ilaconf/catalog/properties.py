@@ -31,7 +31,9 @@ PROPERTIES = {
                "checksum field in the packet)",
     "csum_change": "adjusted when the oracle's translated packet has another checksum "
                    "than the sent one, unchanged when not (UDP zero, a routing header's "
-                   "final destination, the same locator), n/a when not translated",
+                   "final destination, the same locator), same-sum when only the field's "
+                   "form changes (0xffff to 0x0000) because the new locator's 16-bit words "
+                   "sum to the old one's, n/a when not translated",
     "ext": "the extension headers before the transport, as the case's ext kinds "
            "(hbh, dst, rt0, frag), comma separated; empty for none",
     "transport_len": "how many bytes of the transport header and payload the packet holds",
@@ -50,6 +52,14 @@ PROPERTIES = {
     "rx_csum": "input and forward: the receive checksum state at the ILA hook: unnecessary "
                "for TCP and UDP through GRO (which validated the checksum before any hook), "
                "none otherwise; n/a on output",
+    "route_locator": "the upper 64 bits of the ILA route's destination as the kernel gets "
+                     "it (route_destination) against the packet's destination: same, zero "
+                     "(all zero bits), other (a prefix shorter than 64 bits); n/a for IPv4",
+    "csum_field": "the sent packet's transport checksum field: zero (0x0000), ones "
+                  "(0xffff), other, or n/a when the packet holds none",
+    "dst_change": "changed when the route's locator is not the packet destination's upper "
+                  "64 bits, none when it is (nothing to translate); n/a without an IPv6 "
+                  "ILA route",
     "route_options": "the case's own options after 'encap ila LOCATOR' (csum-mode, "
                      "ident-type, hook-type with their values), space separated; empty "
                      "for none",
@@ -86,6 +96,27 @@ def ila_route(routes: list[str]) -> tuple[str, str] | None:
     return None
 
 
+def route_locator_of(routes: list[str]) -> bytes | None:
+    """The 8 bytes of the first ILA route's locator ('encap ila 2001:0:0:2')."""
+    for line in routes:
+        words = line.split()
+        if "encap" in words and words[words.index("encap") + 1:][:1] == ["ila"]:
+            groups = words[words.index("encap") + 2].split(":")
+            if len(groups) == 4 and all(g for g in groups):
+                return b"".join(int(g, 16).to_bytes(2, "big") for g in groups)
+    return None
+
+
+def route_destination(prefix: str) -> bytes:
+    """The route's destination as an lwtunnel's build_state sees it: the
+    prefix's whole bytes as written, the rest zero (rtm_to_fib6_config copies
+    (plen + 7) / 8 bytes of RTA_DST; bits past the length within the last
+    byte stay as written)."""
+    addr, _, length = prefix.partition("/")
+    whole = (int(length or 128) + 7) // 8
+    return IPv6Address(addr).packed[:whole].ljust(16, b"\0")
+
+
 _memo: dict[tuple[str, str], dict[str, str | int]] = {}
 
 
@@ -110,13 +141,22 @@ def _derive(case) -> dict[str, str | int]:
                    else case.layout),
         "family": "ipv4" if case.send == "udp4" or (route and "." in prefix) else "ipv6",
     }
+    props["route_locator"] = props["dst_change"] = "n/a"
     if prefix and ":" in prefix:
         net = ip_network(prefix if "/" in prefix else prefix + "/128", strict=False)
         props["prefix_len"] = net.prefixlen
         props["ident_type"] = IDENT_TYPES[IPv6Address(net.network_address).packed[8] >> 5]
+        written = route_destination(prefix)[:8]
+        if "dst" in spec:
+            props["route_locator"] = ("same" if written == IPv6Address(str(spec["dst"])).packed[:8]
+                                      else "zero" if written == bytes(8) else "other")
     else:
         props["prefix_len"] = ip_network(prefix, strict=False).prefixlen if prefix else 0
         props["ident_type"] = ""
+    locator = route_locator_of(case.routes)
+    if locator is not None and "dst" in spec:  # even when the stack drops it afterwards
+        props["dst_change"] = ("none" if IPv6Address(str(spec["dst"])).packed[:8] == locator
+                               else "changed")
     proto = packets.proto_number(spec["proto"])
     props["protocol"] = PROTO_NAMES.get(proto, str(proto))
     if case.path == "output":
@@ -128,7 +168,7 @@ def _derive(case) -> dict[str, str | int]:
     props["ext"] = ",".join(e.split("/")[0] for e in str(spec.get("ext", "")).split(",") if e)
     if props["family"] == "ipv4":
         props.update(csum_at="absent", csum_change="n/a", transport_len=0,
-                     transport_header="absent")
+                     transport_header="absent", csum_field="n/a")
         return props
     sent = packets.sent_packet(spec)
     off, nh = packets._l4_offset(sent)
@@ -138,8 +178,12 @@ def _derive(case) -> dict[str, str | int]:
     props["transport_len"] = present
     if nh in packets.CSUM_OFFSET and present >= packets.CSUM_OFFSET[nh] + 2:
         props["csum_at"] = "direct" if off == 40 else "behind-ext"
+        at = off + packets.CSUM_OFFSET[nh]
+        value = int.from_bytes(sent[at:at + 2], "big")
+        props["csum_field"] = {0: "zero", 0xFFFF: "ones"}.get(value, "other")
     else:
         props["csum_at"] = "absent"
+        props["csum_field"] = "n/a"
     if nh not in HEADER_PULL or present == 0:
         props["transport_header"] = "absent"
     else:
@@ -147,7 +191,9 @@ def _derive(case) -> dict[str, str | int]:
     if case.outcome == "translated" and case.csum == "adjusted":
         dst = str(case.expect_dst)
         changed = packets.translated_packet(spec, dst) != packets.untouched_packet(spec, dst)
-        props["csum_change"] = "adjusted" if changed else "unchanged"
+        same_sum = packets.locator_sum(dst) == packets.locator_sum(str(spec["dst"]))
+        props["csum_change"] = ("unchanged" if not changed else "same-sum" if same_sum
+                                else "adjusted")
     else:
         props["csum_change"] = "n/a"
     return props

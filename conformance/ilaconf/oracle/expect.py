@@ -12,11 +12,13 @@ from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
 from .. import topology
+from ..catalog import properties
 from ..catalog.cases import Case
 from ..catalog.deviations import Deviation
 from . import compare, packets
 
 ETH_IPV4 = b"\x08\x00"
+ETH_ZLEN = 60  # the shortest Ethernet frame, without its FCS
 
 
 def oracle_spec(case: Case) -> dict[str, object]:
@@ -29,7 +31,27 @@ def oracle_spec(case: Case) -> dict[str, object]:
 
 def frame_on(nic: str, l3: bytes) -> bytes:
     n = topology.NICS[topology.nic_index(nic)]
-    return packets.ether(l3, n.guest_mac, n.host_mac)
+    frame = packets.ether(l3, n.guest_mac, n.host_mac)
+    return frame.ljust(ETH_ZLEN, b"\0") if n.pads else frame
+
+
+# Wrong adjustments a deviation may declare (catalog/deviations.py, CSUMS):
+# the checksum moved from one locator to another, (from, to) of moved_locators.
+MOVED = ("reversed", "from-route", "reversed-from-route", "incremental")
+
+
+def moved_locators(case: Case) -> tuple[str, str]:
+    """The (from, to) addresses whose upper 64 bits a wrong adjustment uses:
+    reversed, new to old (old minus new: the sign error); from-route, the
+    route's destination's upper 64 bits as the kernel got them to new (a
+    difference precomputed from the route, not the packet); reversed-from-
+    route, both errors at once; incremental, old to new, applied even when
+    they are the same."""
+    old, new = str(case.packet["dst"]), str(case.expect_dst)
+    route = properties.ila_route(case.routes)
+    written = str(IPv6Address(properties.route_destination(route[0]))) if route else old
+    return {"reversed": (new, old), "from-route": (written, new),
+            "reversed-from-route": (new, written), "incremental": (old, new)}[case.csum]
 
 
 def expected_frames(case: Case) -> list[bytes] | None:
@@ -57,8 +79,8 @@ def expected_frames(case: Case) -> list[bytes] | None:
         l3 = packets.untouched_packet(spec, str(case.expect_dst))
     elif case.csum in ("neutral", "neutral-auto"):
         l3 = packets.neutral_packet(spec, str(case.expect_dst), c_bit=case.csum == "neutral")
-    elif case.csum == "reversed":
-        l3 = packets.reversed_packet(spec, str(case.expect_dst))
+    elif case.csum in MOVED:
+        l3 = packets.moved_packet(spec, str(case.expect_dst), *moved_locators(case))
     else:
         l3 = packets.translated_packet(spec, str(case.expect_dst))
     if case.path == "input":
@@ -78,14 +100,14 @@ def check_valid(case: Case, frames: list[bytes]) -> tuple[str, list[str]] | None
         if IPv6Address(ip.dst) != want:
             return f"frame {i}: ipv6.dst {ip.dst}, expected {want}", []
         l4 = bytes(ip.payload)
-        if case.csum == "reversed":  # check the reversed adjustment of the right value
+        if case.csum in MOVED:  # the wrong adjustment of the right value
             ip.dst = str(case.packet["dst"])
             right = in6_chksum(ip.nh, ip, l4[:16] + b"\0\0" + l4[18:])
-            rev = packets.reverse_adjusted(right, str(case.packet["dst"]), str(want))
+            wrong = packets.moved(right, *moved_locators(case))
             got = int.from_bytes(l4[16:18], "big")
-            if got != rev:
-                return (f"frame {i}: tcp.checksum 0x{got:04x}, the reversed adjustment "
-                        f"gives 0x{rev:04x}", [])
+            if got != wrong:
+                return (f"frame {i}: tcp.checksum 0x{got:04x}, the {case.csum} adjustment "
+                        f"gives 0x{wrong:04x}", [])
             continue
         if case.csum == "untouched":  # still the checksum of the original destination
             ip.dst = str(case.packet["dst"])

@@ -8,9 +8,11 @@ checksum, the expected checksum is the full recompute plus the same error
 """
 
 from scapy.layers.inet import TCP, UDP
+from scapy.layers.ipsec import AH
 from scapy.layers.inet6 import (ICMPv6DestUnreach, ICMPv6EchoReply, ICMPv6EchoRequest,
                                 ICMPv6Unknown, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment,
-                                IPv6ExtHdrHopByHop, IPv6ExtHdrRouting)
+                                IPv6ExtHdrHopByHop, IPv6ExtHdrRouting, in6_chksum)
+from ipaddress import IPv6Address
 from socket import AF_INET6, inet_pton
 
 from scapy.layers.l2 import Ether
@@ -21,6 +23,9 @@ from .. import topology
 PROTO_NUMBERS = {"tcp": 6, "udp": 17, "icmpv6": 58}
 CSUM_OFFSET = {6: 16, 17: 6, 58: 2}  # of the checksum field in the transport header
 IPV6_MIN_MTU = 1280
+# The guest's own addresses: the source of an ICMPv6 error about a packet to one of them.
+GUEST_ADDRESSES = {str(IPv6Address(a)) for a in (topology.GUEST_ADDR, topology.GUEST_SIR,
+                                                 topology.NICS[1].guest_addr)}
 
 
 def proto_number(proto: object) -> int:
@@ -51,6 +56,8 @@ def ext_headers(text: str) -> list[Packet]:
             out.append(IPv6ExtHdrRouting(type=0, segleft=int(args[0]), addresses=args[1:]))
         elif kind == "frag" and len(args) == 3:
             out.append(IPv6ExtHdrFragment(offset=int(args[0]), m=int(args[1]), id=int(args[2])))
+        elif kind == "ah" and len(args) == 2:
+            out.append(AH(payloadlen=4, spi=int(args[0]), seq=int(args[1]), icv=bytes(12)))
         else:
             raise ValueError(f"bad extension header {item!r}")
     return out
@@ -85,18 +92,32 @@ def _build(spec: dict[str, object], dst: str, csum: int | None) -> bytes:
         headers[-1].nh = proto
     else:
         headers.append(l4)
+    for h, nxt in zip(headers, headers[1:]):
+        if isinstance(h, AH):  # scapy names the next header of the IPv6 ones only
+            h.nh = nxt.overload_fields.get(IPv6, {}).get("nh", proto) \
+                if not isinstance(nxt, AH) else 51
     pkt = headers[0]
     for h in headers[1:]:
         pkt = pkt / h
-    return _truncate(spec, bytes(pkt / Raw(payload(spec))))
+    pkt = pkt / Raw(payload(spec))
+    if l4 is not None and csum is None and isinstance(pkt[l4.__class__].underlayer, AH):
+        # scapy's TCP and UDP compute their checksum only right behind an
+        # IPv6 header or one of its extension headers: right behind AH,
+        # in6_chksum does it over the same pseudo-header (RFC 8200 8.1)
+        body = bytearray(bytes(pkt[l4.__class__]))
+        body[CSUM_OFFSET[proto]:CSUM_OFFSET[proto] + 2] = b"\0\0"
+        value = in6_chksum(proto, pkt[l4.__class__].underlayer, bytes(body))
+        value = 0xFFFF if proto == 17 and value == 0 else value
+        setattr(pkt[l4.__class__], "chksum" if proto != 58 else "cksum", value)
+    return _truncate(spec, bytes(pkt))
 
 
 def _l4_offset(raw: bytes) -> tuple[int, int]:
     """(offset, protocol) of the header after the IPv6 extension headers."""
     nh, off = raw[6], 40
-    while nh in (0, 43, 44, 60):
+    while nh in (0, 43, 44, 51, 60):
         nxt = raw[off]
-        off += 8 if nh == 44 else (raw[off + 1] + 1) * 8
+        off += 8 if nh == 44 else (raw[off + 1] + 2) * 4 if nh == 51 else (raw[off + 1] + 1) * 8
         nh = nxt
     return off, nh
 
@@ -152,12 +173,23 @@ def sent_packet(spec: dict[str, object]) -> bytes:
 def translated_packet(spec: dict[str, object], new_dst: str) -> bytes:
     """The packet as it must leave an ILA translation to new_dst.
 
-    A non-first fragment carries no transport header (RFC 8200 4.5): only
-    its destination changes.
+    A packet whose destination holds the locator already leaves unchanged.
+    Only the destination changes where no checksum covers it: behind a
+    routing header with segments left, whose pseudo-header holds the final
+    destination (RFC 8200 8.1), in a non-first fragment, which carries no
+    transport header (RFC 8200 4.5), and where the transport header ends
+    before its checksum field does (ILA-MALFORMED-1).
     """
-    if any(e.haslayer(IPv6ExtHdrFragment) and e.offset for e in ext_headers(str(spec.get("ext", "")))):
-        sent = sent_packet(spec)
-        return sent[:24] + inet_pton(AF_INET6, new_dst) + sent[40:]
+    if inet_pton(AF_INET6, new_dst) == inet_pton(AF_INET6, str(spec["dst"])):
+        return sent_packet(spec)  # nothing to translate: byte for byte (ILA-ADDR-NOOP-1)
+    ext = ext_headers(str(spec.get("ext", "")))
+    if any(e.haslayer(IPv6ExtHdrFragment) and e.offset for e in ext) or \
+            any(e.haslayer(IPv6ExtHdrRouting) and e.segleft for e in ext):
+        return untouched_packet(spec, new_dst)
+    sent = sent_packet(spec)
+    off, proto = _l4_offset(sent)
+    if proto in CSUM_OFFSET and len(sent) - off < CSUM_OFFSET[proto] + 2:
+        return untouched_packet(spec, new_dst)
     return _build(spec, new_dst, expected_checksum(spec, new_dst))
 
 
@@ -168,24 +200,29 @@ def untouched_packet(spec: dict[str, object], new_dst: str) -> bytes:
     return bytes(raw)
 
 
-def reverse_adjusted(field: int, old_dst: str, new_dst: str) -> int:
-    """A checksum field adjusted by old minus new locator: the sign error that
-    turns a correct adjustment (new minus old) into one wrong by twice the
-    difference. In the form a one's complement adder yields."""
-    def words(dst: str) -> int:
-        b = inet_pton(AF_INET6, dst)[:8]
-        total = 0
-        for i in range(0, 8, 2):
-            total = _ones_add(total, int.from_bytes(b[i:i + 2], "big"))
-        return total
-    total = _ones_add(_ones_add(~field & 0xFFFF, words(old_dst)), ~words(new_dst) & 0xFFFF)
+def locator_sum(addr: str) -> int:
+    """The one's complement sum of an address's upper 64 bits."""
+    b = inet_pton(AF_INET6, addr)[:8]
+    total = 0
+    for i in range(0, 8, 2):
+        total = _ones_add(total, int.from_bytes(b[i:i + 2], "big"))
+    return total
+
+
+def moved(field: int, frm: str, to: str) -> int:
+    """A checksum field updated as if the upper 64 bits of its pseudo-header's
+    destination went from frm's to to's (RFC 1624, eqn. 3), in the form a one's
+    complement adder yields. An implementation that adjusts by the wrong
+    difference is modelled by the pair it uses instead: (new, old) is the
+    sign error, (route prefix, new) a difference from the route's locator."""
+    total = _ones_add(_ones_add(~field & 0xFFFF, ~locator_sum(frm) & 0xFFFF), locator_sum(to))
     return ~total & 0xFFFF
 
 
-def reversed_packet(spec: dict[str, object], new_dst: str) -> bytes:
+def moved_packet(spec: dict[str, object], new_dst: str, frm: str, to: str) -> bytes:
     """The packet with its destination rewritten and the transport checksum
-    adjusted in the wrong direction (a UDP 0 stays 0, a result of 0 is sent as
-    0xffff), for a transport header right after the IPv6 header."""
+    right after the IPv6 header moved from frm to to (moved()); a UDP 0 stays
+    0 and a result of 0 is sent as 0xffff."""
     raw = bytearray(untouched_packet(spec, new_dst))
     proto = raw[6]
     at = 40 + CSUM_OFFSET.get(proto, 0)
@@ -194,7 +231,7 @@ def reversed_packet(spec: dict[str, object], new_dst: str) -> bytes:
     field = int.from_bytes(raw[at:at + 2], "big")
     if proto == 17 and field == 0:
         return bytes(raw)
-    value = reverse_adjusted(field, str(spec["dst"]), new_dst)
+    value = moved(field, frm, to)
     value = 0xFFFF if proto == 17 and value == 0 else value
     raw[at:at + 2] = value.to_bytes(2, "big")
     return bytes(raw)
@@ -241,25 +278,30 @@ def local_reply(spec: dict[str, object], delivered: bytes) -> bytes:
 
     A TCP SYN to a closed port gets a RST/ACK, a UDP datagram an ICMPv6 port
     unreachable quoting the packet as delivered (after translation), an echo
-    request an echo reply; each comes from the address the packet was
-    delivered to.
+    request an echo reply. The RST and the echo reply come from the address
+    the packet was delivered to and carry its traffic class (the RST without
+    the ECN bits: tcp_v6_send_reset, tcp_v6_send_response; icmpv6_echo_reply).
+    The port unreachable comes from that address only if the guest owns it,
+    else from the address the guest would send to the sender from (icmp6_send:
+    ipv6_chk_addr, then source address selection), with traffic class 0.
     """
     ip = IPv6(delivered)
     me, peer = ip.dst, ip.src
     proto = proto_number(spec["proto"])
-    out = IPv6(src=me, dst=peer, hlim=64)
+    tclass = int(spec.get("tc", 0))
     if proto == 6:
         syn = 1 if "S" in str(spec["flags"]) else 0
         seg = len(payload(spec))
-        reply: Packet = out / TCP(sport=int(spec["dport"]), dport=int(spec["sport"]), seq=0,
-                                  ack=(int(spec["seq"]) + syn + seg) & 0xFFFFFFFF,
-                                  flags="RA", window=0, dataofs=5)
+        reply: Packet = IPv6(src=me, dst=peer, hlim=64, tc=tclass & ~3) / \
+            TCP(sport=int(spec["dport"]), dport=int(spec["sport"]), seq=0,
+                ack=(int(spec["seq"]) + syn + seg) & 0xFFFFFFFF, flags="RA", window=0, dataofs=5)
     elif proto == 17:
         quote = delivered[:IPV6_MIN_MTU - 48]
-        reply = out / ICMPv6DestUnreach(code=4) / Raw(quote)
+        src = me if me in GUEST_ADDRESSES else topology.GUEST_ADDR
+        reply = IPv6(src=src, dst=peer, hlim=64) / ICMPv6DestUnreach(code=4) / Raw(quote)
     elif proto == 58 and int(spec["type"]) == 128:
-        reply = out / ICMPv6EchoReply(id=int(spec["id"]), seq=int(spec["icmp_seq"])) \
-            / Raw(payload(spec))
+        reply = IPv6(src=me, dst=peer, hlim=64, tc=tclass) / \
+            ICMPv6EchoReply(id=int(spec["id"]), seq=int(spec["icmp_seq"])) / Raw(payload(spec))
     else:
         raise ValueError(f"no local reply is defined for protocol {proto} on the input path")
     return from_guest(bytes(reply))

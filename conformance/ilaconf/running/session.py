@@ -5,6 +5,7 @@ fenced, the routes removed, then the frames judged against the oracle and
 the golden capture (oracle/).
 """
 
+import time
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
 from pathlib import Path
@@ -14,17 +15,19 @@ from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
 from .. import topology
 from ..catalog import control, layouts
 from ..catalog.cases import ROUTE_TYPES, Case
-from ..impls import IMPLS, Impl, rival
+from ..impls import IMPLS, MAPPING_TABLE, Impl, rival
 from ..oracle import expect, golden, packets
 from ..reports import pcapng
 from ..reports.report import Result
-from . import steps
+from . import mapping, steps
 from .guest import Guest, GuestError
 
 INJECT = "/bin/ila-inject"
 RX = "/bin/ila-rx"
+MAP = "/bin/ila-map"
 # A formatted LUID identifier, which every implementation's defaults accept.
 PROBE_ROUTE = "3333:0:0:1:2000:0:ffff:0/128"
+CARRIER_TIMEOUT = 20.0
 ETH_IPV6, ETH_IPV4, ETH_ARP = b"\x86\xdd", b"\x08\x00", b"\x08\x06"
 
 
@@ -130,6 +133,16 @@ class Session:
     def setup(self) -> None:
         for verb, args in topology.setup_steps():
             self.must(verb, args)
+        # Until a NIC has carrier its queue is the noop qdisc, which drops
+        # every frame (linkwatch: dev_deactivate); e1000's link comes up
+        # about 2 s after it is set up.
+        for nic in topology.NICS:
+            deadline = time.monotonic() + CARRIER_TIMEOUT
+            while self.must("cat", [f"/sys/class/net/{nic.dev}/carrier"]) != ["1"]:
+                if time.monotonic() > deadline:
+                    raise GuestError(f"{nic.dev} ({nic.model}) has no carrier after "
+                                     f"{CARRIER_TIMEOUT:.0f} s" + self.guest.tail())
+                time.sleep(0.1)
 
     def load(self, impl: Impl) -> str | None:
         """Make impl the loaded implementation; why not, if it cannot be."""
@@ -172,8 +185,14 @@ class Session:
         return {k: int(v) for k, v in (line.split() for line in self.must("cat", [self.impl.stats_file]))}
 
     def leftover_ila_routes(self, purge: bool = False) -> list[str]:
-        """ILA routes in any table; with purge, delete them (after a failed case)."""
+        """ILA routes in any table, and in a mapping column the mappings; with
+        purge, delete them (after a failed case)."""
         out = []
+        if self.impl and self.impl.interface == "mapping" and MAPPING_TABLE in self.impl.features:
+            reply = self.guest.run("exec", [MAP, "dump"])
+            out += [line for line in reply.out if line.startswith("mapping ")]
+            if out and purge:
+                self.guest.run("exec", [MAP, "flush"])
         for family in ("-6", "-4"):
             reply = self.guest.run("exec", [topology.IP, family, "route", "show", "table", "all"])
             routes = [r for r in route_entries(reply.out) if "encap ila" in r]
@@ -191,17 +210,23 @@ class Session:
             rc, out = reply.rc, reply.out
             self.must("exec", [INJECT, "mark", f"dst={topology.HOST_ADDR}", f"seq={self.fence}"])
             per_nic = self.guest.frames_until(is_mark(self.fence))
-        elif case.layout != "linear":
-            # the guest receives the same frame through a tap, laid out as asked
-            reply = self.guest.run("exec", [RX, *layouts.rx_args(case.layout, case.packet),
-                                            *packets.injector_args(case.packet)])
-            rc, out = reply.rc, reply.out
-            self.guest.send_frame(fence_request(self.fence))
-            per_nic = self.guest.frames_until(is_fence_reply(self.fence))
         else:
-            self.guest.send_frame(packets.from_host(packets.sent_packet(case.packet)))
+            if case.layout != "linear":
+                # the guest receives the same frame through a tap, laid out as asked
+                reply = self.guest.run("exec", [RX, *layouts.rx_args(case.layout, case.packet),
+                                                *packets.injector_args(case.packet)])
+                rc, out = reply.rc, reply.out
+            else:
+                self.guest.send_frame(packets.from_host(packets.sent_packet(case.packet)))
             self.guest.send_frame(fence_request(self.fence))
             per_nic = self.guest.frames_until(is_fence_reply(self.fence))
+            # GRO may hold a TCP segment without PSH until the end of the poll
+            # that received it, after the fence's reply: a second fence comes
+            # in a later poll, behind it.
+            self.fence += 1
+            self.guest.send_frame(fence_request(self.fence))
+            more = self.guest.frames_until(is_fence_reply(self.fence))
+            per_nic = [a + b for a, b in zip(per_nic, more)]
         return rc, out, [f for frames in per_nic for f in frames if in_flow(case, f)]
 
     def impl_placeholders(self) -> dict[str, str]:
@@ -226,28 +251,54 @@ class Session:
             self.must("insmod", [self.impl.module_path])
         return Result(case.id, self.impl.name, status, detail, case.requirements, diag)
 
-    def run_case(self, case: "Case | control.ControlCase", bless: bool) -> Result:
+    def skip_reason(self, case: "Case | control.ControlCase") -> str:
+        """Why this column does not run the case; empty when it does."""
+        impl = self.impl
+        if impl.interface == "mapping" and MAPPING_TABLE not in impl.features:
+            return (f"{impl.module_name} implements no mapping table (CONFORMANCE.md, "
+                    "ILA-MAP requirements)")
         if isinstance(case, control.ControlCase):
-            if not self.impl.runs_control:
-                return Result(case.id, self.impl.name, "skip",
-                              "control-plane cases run in the implementation's default "
-                              "configuration (its own column) only", case.requirements)
+            if case.interface != impl.interface:
+                return (f"a control case of the {case.interface} interface; this column tests "
+                        f"the {impl.interface} interface")
+            if not impl.runs_control:
+                return ("control-plane cases run in the implementation's default "
+                        "configuration (its own column) only")
+            return ""
+        if impl.interface == "route" and mapping.is_mapping_case(case):
+            return "a case of the ip ila mapping table; this column tests encap ila routes"
+        if impl.interface == "mapping":
+            derived = mapping.derive(case, impl)
+            if isinstance(derived, str):
+                return derived
+        missing = [n for n in case.needs if n not in impl.features]
+        return f"{impl.name} does not implement {', '.join(missing)}" if missing else ""
+
+    def run_case(self, case: "Case | control.ControlCase", bless: bool) -> Result:
+        why = self.skip_reason(case)
+        if why:
+            return Result(case.id, self.impl.name, "skip", why, case.requirements)
+        if isinstance(case, control.ControlCase):
             return self.run_control(case)
-        missing = [n for n in case.needs if n not in self.impl.features]
-        if missing:
-            return Result(case.id, self.impl.name, "skip",
-                          f"{self.impl.name} does not implement {', '.join(missing)}",
-                          case.requirements)
         status, detail, diag = self.run_packet(case, bless and not case.base)
         return Result(case.id, self.impl.name, status, detail, case.requirements, diag)
+
+    def lines(self, case: Case) -> tuple[list[str], list[str]]:
+        """The case's set-up and teardown command lines in this column."""
+        if self.impl.interface == "mapping" and not mapping.is_mapping_case(case):
+            derived = mapping.derive(case, self.impl)
+            assert not isinstance(derived, str), derived
+            return derived
+        return [self.impl.route(line) for line in case.routes], case.teardown
 
     def run_packet(self, case: Case, bless: bool, golden: bool = True) -> tuple[str, str, list[str]]:
         """Set up, send, tear down, then judge: the case's expectation, or its deviation."""
         dev = case.deviations.get(self.impl.name)
-        for line in map(self.impl.route, case.routes):
+        setup, teardown = self.lines(case)
+        for line in setup:
             reply = self.guest.run("exec", ip_argv(line))
             if reply.rc != 0:
-                self.teardown(case)
+                self.teardown(teardown)
                 text = " | ".join(reply.out)
                 if dev and dev.route_error and dev.route_error in text:
                     return "xfail", dev.label, [f"route set-up refused as declared: {text}"]
@@ -256,7 +307,7 @@ class Session:
         before = self.stats() if case.stats is not None else {}
         rc, out, frames = self.send(case)
         after = self.stats() if case.stats is not None else {}
-        left = self.teardown(case)
+        left = self.teardown(teardown)
         capture = self.paths.out / "pcaps" / self.impl.name / f"{case.id}.pcapng"
         pcapng.write(capture, frames, [f"{case.id} as captured from {self.impl.name}"] * len(frames),
                      section_comment=None if frames else
@@ -340,8 +391,8 @@ class Session:
             return status, detail, diag
         return golden.judge(case, frames, self.paths.golden, bless, self.paths.debug_kernel)
 
-    def teardown(self, case: Case) -> list[str]:
-        for line in case.teardown:
+    def teardown(self, lines: list[str]) -> list[str]:
+        for line in lines:
             self.guest.run("exec", ip_argv(line))
         return self.leftover_ila_routes(purge=True)
 

@@ -1,0 +1,178 @@
+"""make fuzz: differential testing of every column against the oracle.
+
+Random routes and packets (generate.py) go through each column in one boot
+(exchange.py); every frame that comes out is judged by the oracle with a
+full checksum recompute, exactly as a catalog case is. A difference the
+deviations files already declare for the column (matched by the packet's
+properties) is reported as that deviation; any other difference is a
+finding: it is minimized (minimize.py) and written out as a case file that
+can be dropped into conformance/cases/.
+"""
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..catalog.cases import Case, CaseError, attach_entries, deviation_entries
+from ..catalog.deviations import ColumnEntry
+from ..impls import Impl
+from ..reports.report import Reporter, Result
+from ..running.guest import Guest, GuestError
+from ..running.session import Paths, Session, guest_memory, ip_argv
+from . import exchange, minimize
+from .generate import FuzzRoute, generate
+
+# Every error the guest owes the fuzzer's packets is sent: no rate limit.
+SYSCTLS = (("net/ipv4/icmp_msgs_per_sec", "1000000"), ("net/ipv4/icmp_msgs_burst", "1000000"))
+MINIMIZE_PER_COLUMN = 4
+SHOWN_PER_COLUMN = 10
+
+
+@dataclass
+class Finding:
+    case: Case
+    detail: str
+    diag: list[str]
+
+
+@dataclass
+class Tally:
+    packets: int = 0
+    passed: int = 0
+    deviations: Counter = field(default_factory=Counter)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def judge_route(session: Session, route: FuzzRoute, tally: Tally) -> None:
+    impl = session.impl
+    line = impl.route(route.items[0].routes[0])
+    reply = session.guest.run("exec", ip_argv(line))
+    if reply.rc != 0:
+        text = " | ".join(reply.out)
+        for case in route.items:
+            tally.packets += 1
+            dev = case.deviations.get(impl.name)
+            if dev and dev.route_error and dev.route_error in text:
+                tally.deviations[dev.label] += 1
+            else:
+                tally.findings.append(Finding(case, f"route refused: {line}: {text}", []))
+        session.leftover_ila_routes(purge=True)
+        return
+    try:
+        sent = exchange.send_all(session, route.items)
+    except GuestError as e:
+        raise GuestError(f"while sending the packets of route {line} "
+                         f"({route.items[0].id} on): {e}")
+    left = session.leftover_ila_routes(purge=True)
+    for case, s in zip(route.items, sent):
+        tally.packets += 1
+        dev = case.deviations.get(impl.name)
+        status, detail, diag = session.judge_packet(case, dev, s.rc, s.out, s.frames, ({}, {}),
+                                                    golden=False)
+        if status == "pass":
+            tally.passed += 1
+        elif status == "xfail":
+            tally.deviations[dev.label if dev else detail] += 1
+        else:
+            tally.findings.append(Finding(case, detail, diag))
+    if len(left) > 1:  # the route itself is expected to be there until now
+        raise GuestError(f"ILA routes left beside the fuzz route: {left}")
+
+
+def differing(diag: list[str]) -> list[str]:
+    """The lines of a field-by-field diff that matter: the header, the fields
+    marked '<>' and where the bytes first differ; other diagnostics whole."""
+    if not diag or not diag[0].startswith("field"):
+        return diag[:12]
+    return [diag[0], *[d for d in diag[1:] if d.endswith("<>") or d.startswith("first")]][:16]
+
+
+def distinct(findings: list[Finding]) -> list[Finding]:
+    """One finding per kind (path, protocol, layout, what differed)."""
+    seen, out = set(), []
+    for f in findings:
+        key = (f.case.path, str(f.case.packet["proto"]), f.case.layout,
+               f.detail.split(":")[0][:60], tuple(d.split()[0] for d in f.diag[:3] if d))
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def run_column(session: Session, impl: Impl, routes: list[FuzzRoute], out: Path,
+               seed: int, entries: list[ColumnEntry]) -> Result:
+    started = time.monotonic()
+    tally = Tally()
+    for route in routes:
+        judge_route(session, route, tally)
+    diag = [f"seed {seed}: {tally.packets} packets over {len(routes)} routes in "
+            f"{time.monotonic() - started:.0f} s: {tally.passed} as the requirements say, "
+            f"{sum(tally.deviations.values())} as declared deviations, "
+            f"{len(tally.findings)} other differences"]
+    diag += [f"declared: {n} x {label[:160]}" for label, n in tally.deviations.most_common()]
+    if not tally.findings:
+        return Result("fuzz/differential", impl.name, "pass", "", ["ILA-ROUTE-1"], diag)
+    kinds = distinct(tally.findings)
+    written = []
+    for f in kinds[:MINIMIZE_PER_COLUMN]:
+        path = minimize.minimize_and_write(session, f.case, entries,
+                                           out / "fuzz" / "cases" / impl.name,
+                                           seed, f.detail)
+        written.append(f"{f.case.id}: minimized into {path}" if path else
+                       f"{f.case.id}: did not fail again alone (see its diagnostics)")
+    for f in kinds[:SHOWN_PER_COLUMN]:
+        diag += [f"{f.case.id} ({f.case.path}, route {f.case.routes[0]}): {f.detail}",
+                 *[f"  {d}" for d in differing(f.diag)]]
+    diag += written
+    diag.append(f"{len(tally.findings)} packets differ in all: "
+                + ", ".join(f.case.id for f in tally.findings[:40]))
+    return Result("fuzz/differential", impl.name, "fail",
+                  f"{len(tally.findings)} packet(s) differ from the oracle beyond the declared "
+                  f"deviations ({len(kinds)} kind(s)); replay with make fuzz SEED={seed}",
+                  sorted({r for f in tally.findings for r in f.case.requirements}), diag)
+
+
+def run(paths: Paths, reporter: Reporter, accel: str, columns: list[Impl], seed: int,
+        count: int, deviation_files: list[tuple[Path, str | None]], fixed: set[str],
+        kernel_version: str) -> None:
+    routes = generate(seed, count)
+    cases = [c for r in routes for c in r.items]
+    try:
+        entries = deviation_entries(deviation_files, fixed, kernel_version)
+    except CaseError as e:
+        raise ValueError(str(e))
+    attach_entries(cases, entries)
+    print(f"# fuzz: seed {seed}: {len(cases)} packets over {len(routes)} routes "
+          f"({', '.join(f'{n} {p}' for p, n in Counter(r.path for r in routes).items())}) "
+          f"against {', '.join(i.name for i in columns)}", flush=True)
+    guest: Guest | None = None
+    boots = 0
+    try:
+        for impl in columns:
+            try:
+                if guest is None:
+                    boots += 1
+                    guest = Guest(paths.kernel, paths.initrd,
+                                  paths.out / "logs" / f"serial-fuzz-{boots}.log",
+                                  paths.out / "pcaps", accel, tag=f"fuzz{boots}",
+                                  memory=guest_memory(paths))
+                    session = Session(guest, paths)
+                    session.setup()
+                    for key, value in SYSCTLS:
+                        session.must("write", [f"/proc/sys/{key}", value])
+                why = session.load(impl)
+                if why:
+                    reporter.add(Result("fuzz/differential", impl.name, "fail",
+                                        f"not run: {impl.module_path} {why.splitlines()[0]}"))
+                    continue
+                reporter.add(run_column(session, impl, routes, paths.out, seed, entries))
+            except GuestError as e:
+                lines = str(e).splitlines()
+                reporter.add(Result("fuzz/differential", impl.name, "fail",
+                                    f"the guest died: {lines[0]}", [], lines[1:]))
+                guest.close() if guest else None
+                guest = None
+    finally:
+        if guest:
+            guest.close()

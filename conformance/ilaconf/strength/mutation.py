@@ -1,0 +1,244 @@
+"""make mutation: how many deliberate bugs in our module the suite catches.
+
+Every mutant of kernel/ila/*.c (mutants.py), and every hand-written broken
+copy in conformance/strength/broken/*.patch, is built against the cached
+kernel as a module of its own name (ila_mNNNN), all in one kbuild run: the
+unmutated files' objects are shipped in, only the mutated file compiles.
+One boot then loads each in turn in place of ours and runs the catalog
+against it, as IMPL=external would, stopping at the first failing case: a
+killed mutant costs seconds, and the case that killed it moves to the front
+for the next. A mutant that does not compile is stillborn; one the catalog
+cannot kill is a survivor, unless conformance/strength/equivalent-mutants.toml
+lists it as equivalent, with the reason no packet can tell it apart.
+"""
+
+import json
+import shutil
+import subprocess
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..impls import Impl
+from ..reports.report import Reporter, Result
+from ..running.guest import Guest, GuestError
+from ..running.session import Paths, Session, guest_memory
+from .mutants import OPERATORS, Mutant, generate
+
+STATS = "/proc/net/ila_ref_stats"
+SOURCES = ("main", "lwt", "xlat", "stats")
+GUEST_DIR = "/lib/modules/mutants"
+
+
+@dataclass
+class Built:
+    id: str
+    module: str  # its module name, ila_mNNNN
+    what: str  # the change, for the report
+    ko: Path | None
+    error: str = ""
+
+
+class MutationError(ValueError):
+    pass
+
+
+def load_equivalents(file: Path) -> dict[str, tuple[str, str]]:
+    """id -> (the mutated line, the reason), from [[equivalent]] tables."""
+    if not file.exists():
+        return {}
+    try:
+        data = tomllib.loads(file.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise MutationError(f"{file}: not valid TOML: {e}")
+    out = {}
+    for n, t in enumerate(data.get("equivalent", []), 1):
+        if set(t) != {"id", "mutant", "reason"}:
+            raise MutationError(f"{file}: equivalent {n} needs exactly id, mutant and reason")
+        out[t["id"]] = (t["mutant"], t["reason"])
+    return out
+
+
+def write_tree(out: Path, src: Path, mutants: list[Mutant], patches: list[Path]) -> list[Built]:
+    """The kbuild tree: base/ (ours, unmutated), mNNNN/ per mutant."""
+    shutil.rmtree(out, ignore_errors=True)
+    base = out / "base"
+    base.mkdir(parents=True)
+    for f in src.glob("*.[ch]"):
+        shutil.copy(f, base)
+    (base / "Kbuild").write_text(f"obj-m := ila_mbase.o\nila_mbase-y := "
+                                 f"{' '.join(s + '.o' for s in SOURCES)}\n")
+    built = []
+    for i, m in enumerate(mutants, 1):
+        name = f"ila_m{i:04d}"
+        d = out / name
+        d.mkdir()
+        for f in src.glob("*.h"):
+            shutil.copy(f, d)
+        (d / m.file).write_text(m.apply((src / m.file).read_text()))
+        for s in SOURCES:
+            if f"{s}.c" != m.file:  # built once in base/, shipped in as an object
+                (d / f"{s}.o_shipped").symlink_to(base / f"{s}.o")
+        (d / "Kbuild").write_text(f"obj-m := {name}.o\n{name}-y := "
+                                  f"{' '.join(s + '.o' for s in SOURCES)}\n")
+        change = (f"{m.original.strip()} deleted" if m.operator == "delete-stmt"
+                  else m.mutated.strip())
+        built.append(Built(m.id, name, f"{m.file}:{m.line}: {change}", None))
+    for j, patch in enumerate(patches, len(mutants) + 1):
+        name = f"ila_m{j:04d}"
+        d = out / name
+        shutil.copytree(src, d, ignore=shutil.ignore_patterns("tests", "bench", "Kbuild", "Makefile"))
+        (d / "Kbuild").write_text(f"obj-m := {name}.o\n{name}-y := "
+                                  f"{' '.join(s + '.o' for s in SOURCES)}\n")
+        r = subprocess.run(["patch", "-p1", "--batch", "--quiet", "-d", str(d)],
+                           stdin=patch.open(), capture_output=True, text=True)
+        built.append(Built(f"broken:{patch.stem}", name, f"{patch.name}: "
+                           f"{first_line(patch)}", None,
+                           "" if r.returncode == 0 else f"does not apply: {r.stdout}{r.stderr}"))
+    return built
+
+
+def first_line(patch: Path) -> str:
+    """A patch's subject line."""
+    for line in patch.read_text().splitlines():
+        if line.startswith("Subject:"):
+            return line.split("]", 1)[-1].strip() if "]" in line else line[8:].strip()
+    return patch.stem
+
+
+def kbuild(kdir: Path, tree: Path, names: list[str], jobs: int = 2) -> str:
+    """Build the given subdirectories of tree (base/ first); the log."""
+    (tree / "Kbuild").write_text("obj-m += " + " ".join(f"{n}/" for n in names) + "\n")
+    r = subprocess.run(["make", "-C", str(kdir), f"M={tree}", f"-j{jobs}", "-k", "modules"],
+                       capture_output=True, text=True)
+    return r.stdout + r.stderr
+
+
+def build(kdir: Path, src: Path, out: Path, patches: list[Path]) -> list[Built]:
+    mutants = generate(src)
+    built = write_tree(out, src, mutants, patches)
+    log = kbuild(kdir, out, ["base"])
+    if not (out / "base" / "ila_mbase.ko").exists():
+        raise MutationError(f"our module itself does not build in {out / 'base'}:\n{log[-3000:]}")
+    todo = [b for b in built if not b.error]
+    # One kbuild run for all: -k goes on past the mutants that do not
+    # compile, but then skips modpost; a second run over the ones that
+    # linked finds their objects built and makes their modules.
+    text = kbuild(kdir, out, [b.module for b in todo])
+    linked = [b.module for b in todo if (out / b.module / f"{b.module}.o").exists()]
+    text += kbuild(kdir, out, linked) if linked else ""
+    for b in todo:
+        ko = out / b.module / f"{b.module}.ko"
+        if ko.exists():
+            b.ko = ko
+        else:
+            lines = [line for line in text.splitlines() if f"/{b.module}/" in line
+                     and "error" in line.lower()]
+            b.error = "does not compile: " + (lines[0].strip() if lines else "(see build.log)")
+    (out / "build.log").write_text(text)
+    return built
+
+
+def save(built: list[Built], manifest: Path) -> None:
+    """The manifest make mutation's later steps read, and mkinitramfs's
+    arguments beside it (every built mutant under /lib/modules/mutants/)."""
+    manifest.write_text(json.dumps([{**vars(b), "ko": str(b.ko) if b.ko else None}
+                                    for b in built], indent=1) + "\n")
+    manifest.with_suffix(".kos").write_text("".join(f"mutants={b.ko}\n" for b in built if b.ko))
+
+
+def load(manifest: Path) -> list[Built]:
+    if not manifest.exists():
+        raise MutationError(f"{manifest} is missing: make mutation builds the mutants first")
+    return [Built(**{**d, "ko": Path(d["ko"]) if d["ko"] else None})
+            for d in json.loads(manifest.read_text())]
+
+
+def impl_of(b: Built) -> Impl:
+    return Impl(b.module, f"{GUEST_DIR}/{b.module}.ko", b.module, f"mutant {b.id}: {b.what}", STATS)
+
+
+def run(paths: Paths, reporter: Reporter, accel: str, built: list[Built], cases: list,
+        equivalents: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """Each mutant against the catalog; returns id -> killed by / survived."""
+    order = list(cases)
+    fate: dict[str, str] = {}
+    guest: Guest | None = None
+    session: Session | None = None
+    boots = 0
+    try:
+        for b in built:
+            if not b.ko:
+                fate[b.id] = "stillborn"
+                reporter.add(Result(f"mutation/{b.id}", "module", "skip",
+                                    f"stillborn: {b.error}", [], [b.what]))
+                continue
+            impl = impl_of(b)
+            started = time.monotonic()
+            current = "loading"
+            try:
+                if guest is None:
+                    boots += 1
+                    guest = Guest(paths.kernel, paths.initrd,
+                                  paths.out / "logs" / f"serial-mutation-{boots}.log",
+                                  paths.out / "pcaps", accel, tag=f"mutation{boots}",
+                                  memory=guest_memory(paths))
+                    session = Session(guest, paths)
+                    session.setup()
+                why = session.load(impl)
+                killer = f"did not load: {why.splitlines()[0]}" if why else ""
+                for case in [] if why else list(order):
+                    current = case.id
+                    r = session.run_case(case, bless=False)
+                    if r.status == "fail":
+                        killer = f"{case.id}: {r.detail}"
+                        order.remove(case)
+                        order.insert(0, case)  # the next mutant meets it first
+                        break
+            except GuestError as e:
+                killer = f"the guest died during {current}: {str(e).splitlines()[0]}"
+                guest.close() if guest else None
+                guest = session = None
+            took = f"{time.monotonic() - started:.1f} s"
+            fate[b.id] = killer or "survived"
+            reporter.add(verdict(b, killer, took, equivalents))
+    finally:
+        if guest:
+            guest.close()
+    return fate
+
+
+def verdict(b: Built, killer: str, took: str, equivalents: dict[str, tuple[str, str]]) -> Result:
+    eq = equivalents.get(b.id)
+    name = f"mutation/{b.id}"
+    if killer and eq:
+        return Result(name, "module", "fail", f"listed as equivalent, but killed by {killer}: "
+                      "remove it from the equivalents file", [], [b.what])
+    if killer:
+        return Result(name, "module", "pass", "", [], [f"killed in {took} by {killer}", b.what])
+    if eq:
+        mutated, reason = eq
+        if mutated.strip() not in b.what:
+            return Result(name, "module", "fail", f"survives; its equivalents entry names another "
+                          f"change ({mutated!r}): the source moved, check it again", [], [b.what])
+        return Result(name, "module", "skip", f"equivalent: {reason}", [], [b.what])
+    return Result(name, "module", "fail", "survives every case: add a case that kills it, or "
+                  "list it as equivalent with the reason", [], [b.what, f"ran every case in {took}"])
+
+
+def summary(built: list[Built], fate: dict[str, str], equivalents: dict[str, tuple[str, str]]
+            ) -> list[str]:
+    n = len(built)
+    stillborn = sum(f == "stillborn" for f in fate.values())
+    killed = sum(f not in ("stillborn", "survived") for f in fate.values())
+    equivalent = sum(1 for b in built if fate.get(b.id) == "survived" and b.id in equivalents)
+    survivors = [b for b in built if fate.get(b.id) == "survived" and b.id not in equivalents]
+    scored = n - stillborn - equivalent
+    score = 100.0 * killed / scored if scored else 100.0
+    lines = [f"# mutation: {len(OPERATORS)} operators ({', '.join(OPERATORS)}); {n} mutants, "
+             f"{stillborn} stillborn, {killed} killed, {equivalent} equivalent, "
+             f"{len(survivors)} survivors",
+             f"# mutation score: {killed} of {scored} non-equivalent mutants killed ({score:.1f}%)"]
+    lines += [f"# survivor {b.id}: {b.what}" for b in survivors]
+    return lines
