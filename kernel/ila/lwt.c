@@ -6,6 +6,7 @@
 #include <linux/lwtunnel.h>
 #include <linux/module.h>
 #include <net/lwtunnel.h>
+#include <net/ip6_fib.h>
 #include <net/netlink.h>
 #include <uapi/linux/ila.h>
 
@@ -61,6 +62,7 @@ static int ila_ref_build_state(struct net *net, struct nlattr *nla,
 			       struct lwtunnel_state **ts,
 			       struct netlink_ext_ack *extack)
 {
+	const struct fib6_config *cfg6 = cfg;
 	struct nlattr *tb[ILA_ATTR_MAX + 1];
 	struct lwtunnel_state *lwt;
 	int err;
@@ -94,11 +96,26 @@ static int ila_ref_build_state(struct net *net, struct nlattr *nla,
 	lwt->flags = LWTUNNEL_STATE_OUTPUT_REDIRECT |
 		     LWTUNNEL_STATE_INPUT_REDIRECT;
 	/* The attribute carries the locator's bytes in network order. */
-	ila_ref_params(lwt)->locator =
-		(__force __be64)nla_get_u64(tb[ILA_ATTR_LOCATOR]);
+	ila_ref_params_init(ila_ref_params(lwt),
+			    (__force __be64)nla_get_u64(tb[ILA_ATTR_LOCATOR]));
+
+	/* An output route's ICMPv6 errors find their way back through it. */
+	if (family == AF_INET6 && cfg6->fc_type != RTN_LOCAL) {
+		err = ila_ref_rmap_add(net, ila_ref_params(lwt), &cfg6->fc_dst,
+				       cfg6->fc_dst_len);
+		if (err) {
+			kfree(lwt);
+			return err;
+		}
+	}
 
 	*ts = lwt;
 	return 0;
+}
+
+static void ila_ref_destroy_state(struct lwtunnel_state *lwt)
+{
+	ila_ref_rmap_del(ila_ref_params(lwt));
 }
 
 /* Translate, then hand the packet on; a drop is counted and freed here. */
@@ -158,6 +175,7 @@ static int ila_ref_cmp_encap(struct lwtunnel_state *a, struct lwtunnel_state *b)
 
 static const struct lwtunnel_encap_ops ila_ref_encap_ops = {
 	.build_state	= ila_ref_build_state,
+	.destroy_state	= ila_ref_destroy_state,
 	.output		= ila_ref_output,
 	.input		= ila_ref_input,
 	.fill_encap	= ila_ref_fill_encap,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ila_ref: module init and exit only. The counters come first so that no
- * packet can reach the data path before they exist, and go last.
+ * packet can reach the data path before they exist, and go last; the ICMPv6
+ * error hook comes before the routes whose errors it translates.
  */
 #include <linux/module.h>
 
@@ -15,6 +16,10 @@ static int __init ila_ref_init(void)
 	if (err)
 		goto err_stats;
 
+	err = ila_ref_icmp_init();
+	if (err)
+		goto err_icmp;
+
 	err = ila_ref_lwt_init();
 	if (err)
 		goto err_lwt;
@@ -22,6 +27,8 @@ static int __init ila_ref_init(void)
 	return 0;
 
 err_lwt:
+	ila_ref_icmp_exit();
+err_icmp:
 	ila_ref_stats_exit();
 err_stats:
 	return err;
@@ -30,6 +37,7 @@ err_stats:
 static void __exit ila_ref_exit(void)
 {
 	ila_ref_lwt_exit();
+	ila_ref_icmp_exit();
 	ila_ref_stats_exit();
 }
 

@@ -22,6 +22,7 @@ static const char *const ila_ref_outcome_names[ILA_REF_OUTCOME_MAX] = {
 	[ILA_REF_XLAT_CSUM]	= "translated_csum_adjusted",
 	[ILA_REF_XLAT_NOCSUM]	= "translated_csum_untouched",
 	[ILA_REF_XLAT_NOOP]	= "translated_noop",
+	[ILA_REF_ICMP_ERROR]	= "icmp_error_translated",
 	[ILA_REF_DROP_NOT_IPV6]	= "dropped_not_ipv6",
 	[ILA_REF_DROP_BAD_IPV6]	= "dropped_bad_ipv6_header",
 	[ILA_REF_DROP_NOMEM]	= "dropped_nomem",

@@ -10,6 +10,9 @@
  * pseudo-header does not hold this destination (a routing header with
  * segments left names the final destination) or where the transport header
  * is absent (non-first fragments, no next header, unknown protocols).
+ *
+ * The common packet, a transport header right after the IPv6 header in a
+ * private linear head, takes no walk and no call to make it writable.
  */
 #include <linux/icmpv6.h>
 #include <linux/ipv6.h>
@@ -20,125 +23,111 @@
 
 #include "ila_ref.h"
 
-/* Where the checksum to adjust is, if any. */
-struct ila_ref_l4 {
-	int csum_off;	/* offset of the checksum field from skb->data, or -1 */
-	u8 proto;	/* transport protocol found */
-};
+void ila_ref_params_init(struct ila_ref_params *p, __be64 locator)
+{
+	p->locator = locator;
+	p->locator_sum = csum_partial(&p->locator, sizeof(p->locator), 0);
+}
 
-/* Bound on the extension-header walk; a legitimate chain is far shorter. */
-#define ILA_REF_MAX_EXTHDRS 16
+/* Offset of the checksum field in the transport header, or -1 for none. */
+static int ila_ref_csum_field(u8 proto)
+{
+	switch (proto) {
+	case IPPROTO_TCP:
+		return offsetof(struct tcphdr, check);
+	case IPPROTO_UDP:
+		return offsetof(struct udphdr, check);
+	case IPPROTO_ICMPV6:
+		return offsetof(struct icmp6hdr, icmp6_cksum);
+	}
+	return -1;
+}
 
 /*
- * Walk the extension headers after the IPv6 header at @nhoff. Only reads
- * through skb_header_pointer(), so nothing here keeps a pointer into the skb.
+ * Walk the extension headers from @off, whose type is @nexthdr, to the
+ * transport header: its offset, or -1 where its checksum does not cover
+ * this destination or the chain runs out. Reads only through
+ * skb_header_pointer(), so nothing here keeps a pointer into the skb; each
+ * header is 8 bytes or more, so the walk ends by the end of the packet.
  */
-static void ila_ref_find_l4(const struct sk_buff *skb, int nhoff,
-			    struct ila_ref_l4 *l4)
+static int ila_ref_skip_exthdrs(const struct sk_buff *skb, int off, u8 *nexthdr)
 {
-	const struct ipv6hdr *ip6h;
-	struct ipv6hdr ip6buf;
-	int off = nhoff + sizeof(struct ipv6hdr);
-	int csum_field;
-	int i;
-	u8 nexthdr;
-
-	l4->csum_off = -1;
-	ip6h = skb_header_pointer(skb, nhoff, sizeof(ip6buf), &ip6buf);
-	if (!ip6h)
-		return;
-	nexthdr = ip6h->nexthdr;
-
-	for (i = 0; i < ILA_REF_MAX_EXTHDRS; i++) {
+	for (;;) {
 		struct ipv6_opt_hdr ext, *hp;
-		int len;
+		u8 nh = *nexthdr;
 
-		if (nexthdr != NEXTHDR_HOP && nexthdr != NEXTHDR_ROUTING &&
-		    nexthdr != NEXTHDR_DEST && nexthdr != NEXTHDR_FRAGMENT &&
-		    nexthdr != NEXTHDR_AUTH)
-			break;
-
+		if (nh != NEXTHDR_HOP && nh != NEXTHDR_ROUTING && nh != NEXTHDR_DEST &&
+		    nh != NEXTHDR_FRAGMENT && nh != NEXTHDR_AUTH)
+			return off;
 		hp = skb_header_pointer(skb, off, sizeof(ext), &ext);
 		if (!hp)
-			return;
-
-		if (nexthdr == NEXTHDR_FRAGMENT) {
+			return -1;
+		if (nh == NEXTHDR_FRAGMENT) {
 			struct frag_hdr fbuf, *fh;
 
 			fh = skb_header_pointer(skb, off, sizeof(fbuf), &fbuf);
-			if (!fh)
-				return;
 			/* Only the first fragment carries the transport header. */
-			if (ntohs(fh->frag_off) & IP6_OFFSET)
-				return;
-			len = sizeof(struct frag_hdr);
-		} else if (nexthdr == NEXTHDR_ROUTING) {
+			if (!fh || (ntohs(fh->frag_off) & IP6_OFFSET))
+				return -1;
+			off += sizeof(struct frag_hdr);
+		} else if (nh == NEXTHDR_ROUTING) {
 			struct ipv6_rt_hdr rbuf, *rh;
 
 			rh = skb_header_pointer(skb, off, sizeof(rbuf), &rbuf);
-			if (!rh)
-				return;
-			/* The pseudo-header then uses the final destination. */
-			if (rh->segments_left)
-				return;
-			len = ipv6_optlen(hp);
-		} else if (nexthdr == NEXTHDR_AUTH) {
-			len = ipv6_authlen(hp);
+			/* The pseudo-header then holds the final destination. */
+			if (!rh || rh->segments_left)
+				return -1;
+			off += ipv6_optlen(hp);
+		} else if (nh == NEXTHDR_AUTH) {
+			off += ipv6_authlen(hp);
 		} else {
-			len = ipv6_optlen(hp);
+			off += ipv6_optlen(hp);
 		}
-		nexthdr = hp->nexthdr;
-		off += len;
+		*nexthdr = hp->nexthdr;
 	}
+}
 
-	switch (nexthdr) {
-	case IPPROTO_TCP:
-		csum_field = offsetof(struct tcphdr, check);
-		break;
-	case IPPROTO_UDP:
-		csum_field = offsetof(struct udphdr, check);
-		break;
-	case IPPROTO_ICMPV6:
-		csum_field = offsetof(struct icmp6hdr, icmp6_cksum);
-		break;
-	default:
-		return;
+int ila_ref_csum_offset(const struct sk_buff *skb, int nhoff, u8 nexthdr, u8 *proto)
+{
+	int off = nhoff + sizeof(struct ipv6hdr), field;
+
+	field = ila_ref_csum_field(nexthdr);
+	if (field < 0) {
+		off = ila_ref_skip_exthdrs(skb, off, &nexthdr);
+		field = off < 0 ? -1 : ila_ref_csum_field(nexthdr);
+		if (field < 0)
+			return -1;
 	}
-	l4->proto = nexthdr;
+	*proto = nexthdr;
 	/* A transport header too short to hold its checksum: nothing to fix. */
-	if (off + csum_field + sizeof(__sum16) > skb->len)
-		return;
-	l4->csum_off = off + csum_field;
+	if (off + field + sizeof(__sum16) > skb->len)
+		return -1;
+	return off + field;
 }
 
-/* One's complement difference between the old and the new upper 64 bits. */
-static __wsum ila_ref_locator_diff(const struct in6_addr *daddr, __be64 loc)
+bool ila_ref_adjust_csum(struct sk_buff *skb, int csum_off, u8 proto, __wsum diff)
 {
-	__be32 diff[] = {
-		~daddr->s6_addr32[0], ~daddr->s6_addr32[1],
-		((__be32 *)&loc)[0], ((__be32 *)&loc)[1],
-	};
-
-	return csum_partial(diff, sizeof(diff), 0);
-}
-
-/* Return: whether the checksum field was changed. */
-static bool ila_ref_adjust_csum(struct sk_buff *skb, const struct ila_ref_l4 *l4,
-				__wsum diff)
-{
-	__sum16 *sum = (__sum16 *)(skb->data + l4->csum_off);
+	__sum16 *sum = (__sum16 *)(skb->data + csum_off);
 
 	/* A zero UDP checksum means "none" (RFC 768, RFC 6935): keep it. */
-	if (l4->proto == IPPROTO_UDP && !*sum &&
-	    skb->ip_summed != CHECKSUM_PARTIAL)
+	if (proto == IPPROTO_UDP && !*sum && skb->ip_summed != CHECKSUM_PARTIAL)
 		return false;
 
 	inet_proto_csum_replace_by_diff(sum, skb, diff, true, true);
 
 	/* Zero would now read as "no checksum": send its other form. */
-	if (l4->proto == IPPROTO_UDP && !*sum)
+	if (proto == IPPROTO_UDP && !*sum)
 		*sum = CSUM_MANGLED_0;
 	return true;
+}
+
+/* Make the first @len bytes private and linear; 0, or -ENOMEM. */
+static int ila_ref_writable(struct sk_buff *skb, unsigned int len)
+{
+	/* What skb_ensure_writable() checks first, without the call. */
+	if (likely(!skb_cloned(skb) && skb_headlen(skb) >= len))
+		return 0;
+	return skb_ensure_writable(skb, len);
 }
 
 /**
@@ -154,33 +143,33 @@ enum ila_ref_outcome ila_ref_xlat(struct sk_buff *skb,
 	int nhoff = skb_network_offset(skb);
 	int daddr_off = nhoff + offsetof(struct ipv6hdr, daddr);
 	enum ila_ref_outcome outcome = ILA_REF_XLAT_NOCSUM;
-	struct ila_ref_l4 l4;
-	struct in6_addr *daddr;
+	struct ipv6hdr *ip6h;
+	__be64 *locator;
+	int csum_off;
 	__wsum diff;
-	int writable;
+	u8 proto;
 
-	if (skb->protocol != htons(ETH_P_IPV6))
+	if (unlikely(skb->protocol != htons(ETH_P_IPV6)))
 		return ILA_REF_DROP_NOT_IPV6;
-	if (!pskb_may_pull(skb, nhoff + sizeof(struct ipv6hdr)))
+	if (unlikely(!pskb_may_pull(skb, nhoff + sizeof(struct ipv6hdr))))
 		return ILA_REF_DROP_BAD_IPV6;
 
-	daddr = (struct in6_addr *)(skb->data + daddr_off);
-	if (*(__be64 *)daddr == p->locator)
+	ip6h = (struct ipv6hdr *)(skb->data + nhoff);
+	if (*(__be64 *)&ip6h->daddr == p->locator)
 		return ILA_REF_XLAT_NOOP;
 
-	ila_ref_find_l4(skb, nhoff, &l4);
-	writable = l4.csum_off >= 0 ? l4.csum_off + sizeof(__sum16) :
-				      daddr_off + sizeof(__be64);
+	csum_off = ila_ref_csum_offset(skb, nhoff, ip6h->nexthdr, &proto);
 	/* May reallocate the head: every pointer is taken after it. */
-	if (skb_ensure_writable(skb, writable))
+	if (ila_ref_writable(skb, csum_off >= 0 ? csum_off + sizeof(__sum16) :
+						  daddr_off + sizeof(__be64)))
 		return ILA_REF_DROP_NOMEM;
 
-	daddr = (struct in6_addr *)(skb->data + daddr_off);
-	diff = ila_ref_locator_diff(daddr, p->locator);
-	if (l4.csum_off >= 0 && ila_ref_adjust_csum(skb, &l4, diff))
+	locator = (__be64 *)(skb->data + daddr_off);
+	diff = csum_sub(p->locator_sum, csum_partial(locator, sizeof(*locator), 0));
+	if (csum_off >= 0 && ila_ref_adjust_csum(skb, csum_off, proto, diff))
 		outcome = ILA_REF_XLAT_CSUM;
 
-	*(__be64 *)daddr = p->locator;
+	*locator = p->locator;
 	/*
 	 * With CHECKSUM_COMPLETE (receive), skb->csum covers the IPv6 header
 	 * once it lies at or after skb->data. An adjusted checksum field moves

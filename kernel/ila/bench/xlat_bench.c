@@ -81,16 +81,18 @@ static struct sk_buff *bench_skb(void)
 /* Nanoseconds for @n calls of ila_ref_xlat(); -1 if the packet went wrong. */
 static s64 time_xlat(unsigned int n)
 {
-	struct ila_ref_params to = { .locator = cpu_to_be64(0x2001000000000002ULL) };
-	struct ila_ref_params back;
+	struct ila_ref_params to = { }, back = { };
 	struct sk_buff *skb = bench_skb();
 	u8 before[sizeof(struct ipv6hdr) + sizeof(struct udphdr)];
 	unsigned int i;
+	__be64 home;
 	u64 t0, t;
 
 	if (!skb)
 		return -1;
-	memcpy(&back.locator, &bench_dst, sizeof(back.locator));
+	ila_ref_params_init(&to, cpu_to_be64(0x2001000000000002ULL));
+	memcpy(&home, &bench_dst, sizeof(home));
+	ila_ref_params_init(&back, home);
 	memcpy(before, skb->data, sizeof(before));
 	n &= ~1U;	/* an even count brings the packet back */
 	t0 = ktime_get_ns();

@@ -27,9 +27,11 @@ static const u8 test_loc[8] = { 0x20, 0x01, 0, 0, 0, 0, 0, 2 };
 
 static struct ila_ref_params test_params(void)
 {
-	struct ila_ref_params p;
+	struct ila_ref_params p = { };
+	__be64 loc;
 
-	memcpy(&p.locator, test_loc, sizeof(p.locator));
+	memcpy(&loc, test_loc, sizeof(loc));
+	ila_ref_params_init(&p, loc);
 	return p;
 }
 

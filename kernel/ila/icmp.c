@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ICMPv6 errors about translated packets (draft-herbert-intarea-ila, its
+ * section on ICMP error handling).
+ *
+ * A packet sent or forwarded to a SIR address leaves with the locator in
+ * its destination, so an ICMPv6 error about it quotes the ILA address. The
+ * stack matches an error to its socket by the quoted addresses and finds
+ * none: a Packet Too Big then never lowers the path MTU, and the flow stalls
+ * (a PMTU black hole). A netfilter hook at PRE_ROUTING, which sees the input
+ * and the forward path alike, translates the quoted destination back to the
+ * SIR address before the stack reads it, and keeps the quoted transport
+ * checksum and the ICMPv6 checksum consistent.
+ *
+ * The SIR address is found through a reverse map kept with the routes: each
+ * output ILA route of 64 bits or more gives (its locator -> the upper 64 bits
+ * of its destination). A candidate is taken only if a route lookup for it
+ * returns an ILA route writing that very locator.
+ */
+#include <linux/hashtable.h>
+#include <linux/icmpv6.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_ipv6.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/lwtunnel.h>
+#include <net/netns/generic.h>
+
+#include "ila_ref.h"
+
+struct ila_ref_rmap {
+	struct hlist_node node;
+	struct rcu_head rcu;
+	possible_net_t net;
+	__be64 locator;		/* what the route writes */
+	__be64 sir;		/* the upper 64 bits of its destination */
+};
+
+static DEFINE_HASHTABLE(ila_ref_rmaps, 8);
+static DEFINE_SPINLOCK(ila_ref_rmap_lock);
+static atomic_t ila_ref_rmap_count = ATOMIC_INIT(0);
+
+static u64 ila_ref_rmap_key(const struct net *net, __be64 locator)
+{
+	return (__force u64)locator ^ net_hash_mix(net);
+}
+
+/* Called from build_state, in process context, for an output route. */
+int ila_ref_rmap_add(struct net *net, struct ila_ref_params *p,
+		     const struct in6_addr *dst, int plen)
+{
+	struct ila_ref_rmap *e;
+
+	/* A shorter prefix does not say what the SIR's upper bits were. */
+	if (plen < 64)
+		return 0;
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	write_pnet(&e->net, net);
+	e->locator = p->locator;
+	e->sir = *(const __be64 *)dst;
+	spin_lock_bh(&ila_ref_rmap_lock);
+	hash_add_rcu(ila_ref_rmaps, &e->node, ila_ref_rmap_key(net, e->locator));
+	atomic_inc(&ila_ref_rmap_count);
+	spin_unlock_bh(&ila_ref_rmap_lock);
+	p->rmap = e;
+	return 0;
+}
+
+/* Called from destroy_state, which may run in softirq context. */
+void ila_ref_rmap_del(struct ila_ref_params *p)
+{
+	if (!p->rmap)
+		return;
+	spin_lock_bh(&ila_ref_rmap_lock);
+	hash_del_rcu(&p->rmap->node);
+	atomic_dec(&ila_ref_rmap_count);
+	spin_unlock_bh(&ila_ref_rmap_lock);
+	kfree_rcu(p->rmap, rcu);
+	p->rmap = NULL;
+}
+
+/* Does the route for @sir write @locator? */
+static bool ila_ref_routes_to(struct net *net, const struct in6_addr *sir, __be64 locator)
+{
+	struct flowi6 fl6 = { .daddr = *sir };
+	struct dst_entry *dst = ip6_route_output(net, NULL, &fl6);
+	struct lwtunnel_state *lwt = dst->lwtstate;
+	bool ours = !dst->error && lwt && lwt->type == LWTUNNEL_ENCAP_ILA &&
+		    ((struct ila_ref_params *)lwt->data)->locator == locator;
+
+	dst_release(dst);
+	return ours;
+}
+
+/* The SIR address that the ILA address @ila was translated from, if any. */
+static bool ila_ref_sir_of(struct net *net, const struct in6_addr *ila,
+			   struct in6_addr *sir)
+{
+	__be64 locator = *(const __be64 *)ila;
+	struct ila_ref_rmap *e;
+
+	hash_for_each_possible_rcu(ila_ref_rmaps, e, node, ila_ref_rmap_key(net, locator)) {
+		if (e->locator != locator || !net_eq(read_pnet(&e->net), net))
+			continue;
+		*sir = *ila;
+		*(__be64 *)sir = e->sir;
+		if (ila_ref_routes_to(net, sir, locator))
+			return true;
+	}
+	return false;
+}
+
+/* A checksum field moved by @diff, as data (the quote is no skb of its own). */
+static __sum16 ila_ref_moved(__sum16 field, u8 proto, __wsum diff)
+{
+	if (proto == IPPROTO_UDP && !field)
+		return field;	/* no checksum stays none */
+	field = csum_fold(csum_add(diff, ~csum_unfold(field)));
+	return proto == IPPROTO_UDP && !field ? CSUM_MANGLED_0 : field;
+}
+
+/* Translate the quote of an ICMPv6 error back; whether it was. */
+static bool ila_ref_icmp_error(struct net *net, struct sk_buff *skb)
+{
+	int off = skb_network_offset(skb) + sizeof(struct ipv6hdr), qoff, csum_off;
+	u8 nexthdr = ipv6_hdr(skb)->nexthdr, qnexthdr, proto = 0;
+	struct in6_addr qbuf, *qdst, sir;
+	struct icmp6hdr ibuf, *ih;
+	__sum16 old = 0, new = 0;
+	__wsum diff, delta;
+	__be64 *locator;
+	__be16 frag_off;
+	u8 *qnh, nhbuf;
+
+	off = ipv6_skip_exthdr(skb, off, &nexthdr, &frag_off);
+	if (off < 0 || nexthdr != IPPROTO_ICMPV6 || (frag_off & htons(IP6_OFFSET)))
+		return false;
+	ih = skb_header_pointer(skb, off, sizeof(ibuf), &ibuf);
+	if (!ih || (ih->icmp6_type & ICMPV6_INFOMSG_MASK))
+		return false;
+	qoff = off + sizeof(struct icmp6hdr);
+	/* A quote too short to hold the destination is left as it is. */
+	qdst = skb_header_pointer(skb, qoff + offsetof(struct ipv6hdr, daddr),
+				  sizeof(qbuf), &qbuf);
+	if (!qdst || !ila_ref_sir_of(net, qdst, &sir))
+		return false;
+	qnh = skb_header_pointer(skb, qoff + offsetof(struct ipv6hdr, nexthdr),
+				 sizeof(nhbuf), &nhbuf);
+	qnexthdr = *qnh;
+	csum_off = ila_ref_csum_offset(skb, qoff, qnexthdr, &proto);
+	if (skb_ensure_writable(skb, max_t(int, csum_off + sizeof(__sum16),
+					   qoff + sizeof(struct ipv6hdr))))
+		return false;
+
+	locator = (__be64 *)(skb->data + qoff + offsetof(struct ipv6hdr, daddr));
+	diff = csum_sub(csum_partial(&sir, sizeof(__be64), 0),
+			csum_partial(locator, sizeof(*locator), 0));
+	*locator = *(__be64 *)&sir;
+	delta = diff;
+	if (csum_off >= 0) {
+		__sum16 *field = (__sum16 *)(skb->data + csum_off);
+
+		old = *field;
+		new = ila_ref_moved(old, proto, diff);
+		*field = new;
+		delta = csum_add(delta, csum_sub(csum_unfold(new), csum_unfold(old)));
+	}
+	/*
+	 * The ICMPv6 checksum covers the quote: it moves by what the quote's
+	 * sum moved, the address's difference less the quoted field's. Both
+	 * changes together leave the data's sum as it was, so a
+	 * CHECKSUM_COMPLETE skb->csum needs nothing.
+	 */
+	ih = (struct icmp6hdr *)(skb->data + off);
+	ih->icmp6_cksum = csum_fold(csum_add(~csum_unfold(ih->icmp6_cksum), delta));
+	return true;
+}
+
+static unsigned int ila_ref_icmp_hook(void *priv, struct sk_buff *skb,
+				      const struct nf_hook_state *state)
+{
+	if (atomic_read(&ila_ref_rmap_count) && ila_ref_icmp_error(state->net, skb))
+		ila_ref_count(state->net, ILA_REF_ICMP_ERROR);
+	return NF_ACCEPT;
+}
+
+static const struct nf_hook_ops ila_ref_icmp_ops = {
+	.hook		= ila_ref_icmp_hook,
+	.pf		= NFPROTO_IPV6,
+	.hooknum	= NF_INET_PRE_ROUTING,
+	.priority	= NF_IP6_PRI_FIRST + 1,
+};
+
+static int __net_init ila_ref_icmp_net_init(struct net *net)
+{
+	return nf_register_net_hook(net, &ila_ref_icmp_ops);
+}
+
+static void __net_exit ila_ref_icmp_net_exit(struct net *net)
+{
+	nf_unregister_net_hook(net, &ila_ref_icmp_ops);
+}
+
+static struct pernet_operations ila_ref_icmp_net_ops = {
+	.init = ila_ref_icmp_net_init,
+	.exit = ila_ref_icmp_net_exit,
+};
+
+int ila_ref_icmp_init(void)
+{
+	return register_pernet_subsys(&ila_ref_icmp_net_ops);
+}
+
+void ila_ref_icmp_exit(void)
+{
+	unregister_pernet_subsys(&ila_ref_icmp_net_ops);
+}
