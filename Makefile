@@ -118,6 +118,10 @@ $(OUT)/guest/ila-rx: guest-init/ila-rx.c $(LIB_SRC) $(LIB_HDR) | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/ila-rx.c $(LIB_SRC)
 
+$(OUT)/guest/ila-sock: guest-init/ila-sock.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_GUEST) -o $@ $<
+
 $(OUT)/guest/ila-map: guest-init/ila-map.c $(LIB_SRC) $(LIB_HDR) | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/ila-map.c $(LIB_SRC)
@@ -131,7 +135,8 @@ $(OUT)/guest/ila-bench: guest-init/ila-bench.c | deps
 	$(CC) $(CFLAGS_GUEST) -o $@ $<
 
 guest: deps $(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl $(OUT)/guest/ila-fuzz \
-	$(OUT)/guest/ila-bench $(OUT)/guest/ila-rx $(OUT)/guest/ila-relay $(OUT)/guest/ila-map
+	$(OUT)/guest/ila-bench $(OUT)/guest/ila-rx $(OUT)/guest/ila-relay $(OUT)/guest/ila-map \
+	$(OUT)/guest/ila-sock
 
 # External implementations named in IMPL (external:DIR), see README.md.
 externals: kernel
@@ -139,7 +144,7 @@ externals: kernel
 
 INITRAMFS_FILES = $(KDIR)/usr/gen_init_cpio \
 	$(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl \
-	$(OUT)/guest/ila-fuzz $(OUT)/guest/ila-bench $(OUT)/guest/ila-rx $(OUT)/guest/ila-relay $(OUT)/guest/ila-map $(wildcard $(OUT)/build/ila_ref/*.ko) $(KDIR)/net/ipv6/ila/ila.ko \
+	$(OUT)/guest/ila-fuzz $(OUT)/guest/ila-bench $(OUT)/guest/ila-rx $(OUT)/guest/ila-relay $(OUT)/guest/ila-map $(OUT)/guest/ila-sock $(wildcard $(OUT)/build/ila_ref/*.ko) $(KDIR)/net/ipv6/ila/ila.ko \
 	patched=$(OUT)/build/intree-patched/net/ipv6/ila/ila.ko \
 	$$(test -f $(OLD_KO) && echo intree-$(INTREE_OLD)=$(OLD_KO)) \
 	$$(awk '{ print "ext=$(OUT)/build/external/" $$1 ".ko" }' $(OUT)/build/external/list)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import topology
+from ..oracle import packets
 from . import control, layouts
 from .deviations import (OUTCOMES, ColumnEntry, Deviation, DeviationError, kernel_holds,
                          load_column_file, load_deviations)
@@ -66,6 +67,12 @@ class Case:
     layout: "str | list[int]" = "linear"  # how the packet is received (layouts.py)
     no_mapping: str = ""  # why the mapping-table columns must not run it (running/mapping.py)
     no_layouts: str = ""  # why no CASE@LAYOUT variants are generated from it
+    rx_nic: str = "eth0"  # where the host sends, on the input and forward paths
+    # An ICMPv6 error case: the packet its body quotes, how many of its bytes,
+    # and the quoted destination expected after the guest
+    quote: dict[str, object] | None = None
+    quote_len: int = 1232
+    quote_dst: str | None = None
     base: str = ""  # a generated layout variant: the case it comes from
     # per column: what a shared (cloned) skb's other holder sees instead of
     # its data intact, when an implementation writes into it
@@ -84,6 +91,23 @@ class Case:
     def golden_id(self) -> str:
         """A layout variant is judged by its case's golden capture."""
         return self.base or self.id
+
+
+def quoted_packet(file: Path, packet: dict) -> tuple[dict[str, object] | None, int]:
+    """An ICMPv6 error's [packet.quote] (the packet it quotes, fields as a
+    [packet]'s) and quote_len (how many of its bytes), taken out of packet."""
+    quote = packet.pop("quote", None)
+    quote_len = packet.pop("quote_len", 1232)
+    if quote is None:
+        return None, 1232
+    if not isinstance(quote, dict) or set(quote) - PACKET_FIELDS or "proto" not in quote \
+            or "dst" not in quote:
+        raise CaseError(f"{file}: [packet.quote] is a packet (proto, dst and fields of "
+                        f"{sorted(PACKET_FIELDS)})")
+    if not isinstance(quote_len, int) or quote_len < 0:
+        raise CaseError(f"{file}: packet.quote_len is a number of bytes")
+    spec = {**PACKET_DEFAULTS, "src": "{host}", **quote}
+    return {k: fill(v) if isinstance(v, str) else v for k, v in spec.items()}, quote_len
 
 
 def fill(text: str) -> str:
@@ -145,7 +169,7 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
         return data[key]
 
     known = {"verifies", "requirements", "path", "send", "nic", "routes", "teardown", "packet",
-             "expect", "look", "deviation", "needs", "layout", "no_mapping", "no_layouts"}
+             "expect", "look", "deviation", "needs", "layout", "no_mapping", "no_layouts", "rx_nic"}
     extra = set(data) - known
     if extra:
         raise CaseError(f"{file}: unknown keys {sorted(extra)} (known: {sorted(known)})")
@@ -153,6 +177,7 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
     if path not in PATHS:
         raise CaseError(f"{file}: path '{path}' is not one of {PATHS}")
     packet = dict(need("packet", dict))
+    quote, quote_len = quoted_packet(file, packet)
     bad = set(packet) - PACKET_FIELDS
     if bad:
         raise CaseError(f"{file}: unknown packet fields {sorted(bad)} (known: {sorted(PACKET_FIELDS)})")
@@ -164,17 +189,27 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
     if path != "output" and send != "raw":
         raise CaseError(f"{file}: on the {path} path the host sends: send must be 'raw'")
     nic = str(data.get("nic", "eth1" if path == "forward" else "eth0"))
-    if nic not in {n.dev for n in topology.NICS}:
-        raise CaseError(f"{file}: nic '{nic}' is not one of {[n.dev for n in topology.NICS]}")
+    rx_nic = str(data.get("rx_nic", "eth0"))
+    if path == "output" and "rx_nic" in data:
+        raise CaseError(f"{file}: rx_nic is where the host sends: not on the output path")
+    if nic not in {n.dev for n in topology.NICS} or rx_nic not in {n.dev for n in topology.NICS}:
+        raise CaseError(f"{file}: nic '{nic}' and rx_nic '{rx_nic}' must be one of "
+                        f"{[n.dev for n in topology.NICS]}")
     packet = {**PACKET_DEFAULTS, "src": DEFAULT_SRC[path], **packet}
     packet = {k: fill(v) if isinstance(v, str) else v for k, v in packet.items()}
+    if quote is not None:  # the error's body: the quoted packet, as built by the oracle
+        packet["payload_hex"] = packets.sent_packet(quote)[:quote_len].hex()
+        packet["payload_len"] = 0
     expect = need("expect", dict)
     outcome = expect.get("outcome")
     if outcome not in OUTCOMES:
         raise CaseError(f"{file}: expect.outcome must be one of {OUTCOMES}")
     if outcome == "translated" and "dst" not in expect:
         raise CaseError(f"{file}: a translated outcome needs expect.dst")
-    bad = set(expect) - {"outcome", "dst", "inject_error", "ila_ref_stats", "csum"}
+    if ("quote_dst" in expect) != (quote is not None):
+        raise CaseError(f"{file}: an ICMPv6 error case gives [packet.quote] and expect.quote_dst "
+                        "(the quoted destination after the guest; the same to leave it)")
+    bad = set(expect) - {"outcome", "dst", "inject_error", "ila_ref_stats", "csum", "quote_dst"}
     if bad:
         raise CaseError(f"{file}: unknown expect keys {sorted(bad)}")
     stats = expect.get("ila_ref_stats")
@@ -206,6 +241,8 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
         csum=checksum_rule(file, expect.get("csum", "adjusted")),
         needs=[str(n) for n in data.get("needs", [])], layout=layout,
         no_mapping=str(data.get("no_mapping", "")), no_layouts=str(data.get("no_layouts", "")),
+        rx_nic=rx_nic, quote=quote, quote_len=quote_len,
+        quote_dst=fill(str(expect["quote_dst"])) if "quote_dst" in expect else None,
     )
 
 

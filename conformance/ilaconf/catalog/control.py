@@ -28,10 +28,12 @@ from .. import topology
 from .deviations import Deviation, DeviationError, load_deviations
 
 BINARIES = {"ip": topology.IP, "ila-nl": "/bin/ila-nl", "ila-inject": "/bin/ila-inject",
-            "ila-map": "/bin/ila-map"}
+            "ila-map": "/bin/ila-map", "ila-sock": "/bin/ila-sock"}
 AGENT_VERBS = {"insmod", "rmmod", "cat", "write", "dmesg"}
 STEP_KEYS = {"run", "rc", "stdout", "contains", "match", "absent", "json", "retry", "report",
-             "timeout", "deviation"}
+             "timeout", "deviation", "respond"}
+# what the host answers while a step runs (running/responders.py)
+RESPOND = re.compile(r"^(ptb \d+|unreachable|tcp \d+ \S+)$")
 IMPL_PLACEHOLDERS = ("module", "module_name", "other_module", "other_module_name")
 
 
@@ -51,6 +53,7 @@ class Step:
     retry: float = 0
     report: bool = False
     timeout: float = 60  # seconds the command may take (the debug kernel is slow)
+    respond: str = ""  # the host's part while the command runs (running/responders.py)
     # per column: the expectations that hold instead (a declared deviation)
     deviation: dict[str, "Step"] = field(default_factory=dict)
 
@@ -67,6 +70,7 @@ class ControlCase:
     # per column: (step number, what it gives instead); the case ends there
     stops: dict[str, tuple[int, Step]] = field(default_factory=dict)
     interface: str = "route"  # or mapping: the ip ila mapping table (runs in its columns)
+    every_column: bool = False  # columns = "all": not only the default configurations
 
     @property
     def protocol(self) -> str:
@@ -139,7 +143,10 @@ def load_step(file: Path, n: int, raw: dict, run: str | None = None) -> Step:
                     absent=[fill(s) for s in raw.get("absent", [])],
                     json=fill_json(raw["json"]) if "json" in raw else None,
                     retry=float(raw.get("retry", 0)), report=bool(raw.get("report", False)),
-                    timeout=float(raw.get("timeout", 60)))
+                    timeout=float(raw.get("timeout", 60)), respond=str(raw.get("respond", "")))
+        if step.respond and not RESPOND.match(step.respond):
+            raise ControlError(f"respond = {step.respond!r}: one of 'ptb MTU', 'unreachable', "
+                               "'tcp MTU SIR'")
         wrapped(step.run)
     except ControlError as e:
         raise ControlError(f"{file}: step {n}: {e}")
@@ -151,7 +158,7 @@ def load_step(file: Path, n: int, raw: dict, run: str | None = None) -> Step:
 
 
 def load(file: Path, cid: str, data: dict) -> ControlCase:
-    known = {"verifies", "requirements", "step", "cleanup", "deviation", "interface"}
+    known = {"verifies", "requirements", "step", "cleanup", "deviation", "interface", "columns"}
     extra = set(data) - known
     if extra:
         raise ControlError(f"{file}: unknown keys {sorted(extra)} (known: {sorted(known)})")
@@ -176,6 +183,9 @@ def load(file: Path, cid: str, data: dict) -> ControlCase:
         raise ControlError(f"{file}: [deviation.{col}] is declared but says nothing of what "
                            f"{col} does instead (step = N and its expectations, or "
                            f"[step.deviation.{col}] tables)")
+    if data.get("columns", "default") not in ("default", "all"):
+        raise ControlError(f"{file}: columns is 'default' (the implementation's default "
+                           "configuration only) or 'all' (every column, ILA routes in its options)")
     interface = data.get("interface", "route")
     if interface not in ("route", "mapping"):
         raise ControlError(f"{file}: interface '{interface}' is not route (encap ila routes) or "
@@ -184,7 +194,7 @@ def load(file: Path, cid: str, data: dict) -> ControlCase:
     for c in cleanup:
         wrapped(c)
     return ControlCase(cid, file, data["verifies"], [str(r) for r in data["requirements"]],
-                       steps, cleanup, devs, stops, interface)
+                       steps, cleanup, devs, stops, interface, data.get("columns") == "all")
 
 
 STOP_KEYS = {"step", "rc", "stdout", "contains", "match", "absent", "json"}

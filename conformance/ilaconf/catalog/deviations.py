@@ -64,6 +64,7 @@ class Deviation:
     inject_error: str | None = None
     route_error: str | None = None  # the route set-up fails with this output
     clone: str | None = None  # cloned layouts: "modified", the shared data is written
+    quote: str | None = None  # ICMPv6 errors: "untouched", the quote passes as received
 
     @property
     def label(self) -> str:
@@ -71,7 +72,7 @@ class Deviation:
 
 
 DEVIATION_KEYS = {"requirement", "reason", "outcome", "dst", "csum", "inject_error", "route_error",
-                  "clone"}
+                  "clone", "quote"}
 
 
 def load_deviations(file: Path, data: object, packet: bool,
@@ -93,9 +94,12 @@ def load_deviations(file: Path, data: object, packet: bool,
         if bad or "requirement" not in d or "reason" not in d:
             raise DeviationError(f"{file}: [deviation.{col}] needs requirement and reason; "
                             f"unknown keys {sorted(bad)} (known: {sorted(allowed)})")
-        if packet and not ({"outcome", "route_error", "inject_error", "clone"} & set(d)):
+        if packet and not ({"outcome", "route_error", "inject_error", "clone", "quote"} & set(d)):
             raise DeviationError(f"{file}: [deviation.{col}] must say what is observed instead "
-                            "(outcome, route_error, inject_error or clone)")
+                            "(outcome, route_error, inject_error, clone or quote)")
+        if d.get("quote") not in (None, "untouched"):
+            raise DeviationError(f"{file}: [deviation.{col}]: quote = \"untouched\" says an "
+                                 "ICMPv6 error passes with the quote it came with")
         if "clone" in d and (d["clone"] != "modified" or set(d) - {"requirement", "reason", "clone"}):
             raise DeviationError(f"{file}: [deviation.{col}]: clone = \"modified\" stands alone "
                                  "(with requirement and reason): it says a cloned skb's shared "

@@ -59,7 +59,9 @@ PROPERTIES = {
                   "(0xffff), other, or n/a when the packet holds none",
     "dst_change": "changed when the route's locator is not the packet destination's upper "
                   "64 bits, none when it is (nothing to translate); n/a without an IPv6 "
-                  "ILA route",
+                  "ILA route whose prefix holds the packet's destination",
+    "quote_change": "ICMPv6 error cases: changed when the quoted destination must be "
+                    "translated back, none when it must pass as received; n/a otherwise",
     "route_options": "the case's own options after 'encap ila LOCATOR' (csum-mode, "
                      "ident-type, hook-type with their values), space separated; empty "
                      "for none",
@@ -153,8 +155,13 @@ def _derive(case) -> dict[str, str | int]:
     else:
         props["prefix_len"] = ip_network(prefix, strict=False).prefixlen if prefix else 0
         props["ident_type"] = ""
+    quote = getattr(case, "quote", None)
+    props["quote_change"] = "n/a" if quote is None else (
+        "none" if IPv6Address(str(case.quote_dst)) == IPv6Address(str(quote["dst"])) else "changed")
     locator = route_locator_of(case.routes)
-    if locator is not None and "dst" in spec:  # even when the stack drops it afterwards
+    covered = bool(prefix) and ":" in prefix and "dst" in spec and IPv6Address(str(spec["dst"])) \
+        in ip_network(prefix if "/" in prefix else prefix + "/128", strict=False)
+    if locator is not None and covered:  # even when the stack drops it afterwards
         props["dst_change"] = ("none" if IPv6Address(str(spec["dst"])).packed[:8] == locator
                                else "changed")
     proto = packets.proto_number(spec["proto"])

@@ -73,6 +73,8 @@ def expected_frames(case: Case) -> list[bytes] | None:
                    / Raw(packets.payload(p)))
         return [packets.ether(l3, topology.GUEST_MAC, topology.HOST_MAC)[:12] + ETH_IPV4 + l3]
     spec = oracle_spec(case)
+    if case.quote is not None:  # an ICMPv6 error: its quote as the guest must leave it
+        spec = {**spec, "payload_hex": quote_after(case).hex(), "payload_len": 0}
     if case.outcome != "translated":
         l3 = packets.sent_packet(spec)
     elif case.csum == "untouched":
@@ -88,6 +90,21 @@ def expected_frames(case: Case) -> list[bytes] | None:
     if case.path == "forward":
         l3 = l3[:7] + bytes([l3[7] - 1]) + l3[8:]  # the hop limit a router decrements
     return [frame_on(case.nic, l3)]
+
+
+def quote_after(case: Case) -> bytes:
+    """The quoted packet with its destination quote_dst: the transport
+    checksum adjusted as a translation adjusts it, where the quote holds the
+    whole field (packets.translated_packet), else only the address."""
+    quote, dst = case.quote, str(case.quote_dst)
+    sent = packets.sent_packet(quote)[:case.quote_len]
+    if IPv6Address(dst) == IPv6Address(str(quote["dst"])) or len(sent) < 40:
+        return sent
+    full = packets.translated_packet(quote, dst)
+    off, proto = packets._l4_offset(full)  # noqa: SLF001 (the oracle's own parse)
+    holds = proto in packets.CSUM_OFFSET and len(sent) >= off + packets.CSUM_OFFSET[proto] + 2
+    return full[:case.quote_len] if holds else \
+        packets.untouched_packet(quote, dst)[:case.quote_len]
 
 
 def check_valid(case: Case, frames: list[bytes]) -> tuple[str, list[str]] | None:
@@ -140,4 +157,5 @@ def as_deviation(case: Case, dev: Deviation) -> Case:
     """The case as a declared deviation says the column behaves instead."""
     return dataclasses.replace(
         case, outcome=dev.outcome or case.outcome, expect_dst=dev.dst or case.expect_dst,
-        csum=dev.csum, inject_error=dev.inject_error, stats=None)
+        csum=dev.csum, inject_error=dev.inject_error, stats=None,
+        quote_dst=case.quote["dst"] if dev.quote == "untouched" and case.quote else case.quote_dst)

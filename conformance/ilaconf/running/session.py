@@ -69,9 +69,12 @@ def is_fence_reply(seq: int):
     return check
 
 
-def fence_request(seq: int) -> bytes:
-    return packets.from_host(bytes(IPv6(src=topology.HOST_ADDR, dst=topology.GUEST_ADDR)
-                                   / ICMPv6EchoRequest(id=topology.FENCE_ECHO_ID, seq=seq)))
+def fence_request(seq: int, nic: int = 0) -> bytes:
+    """The host's end-of-case echo request on a NIC, answered on the same NIC."""
+    n = topology.NICS[nic]
+    return packets.ether(bytes(IPv6(src=n.host_addr, dst=n.guest_addr)
+                               / ICMPv6EchoRequest(id=topology.FENCE_ECHO_ID, seq=seq)),
+                         n.host_mac, n.guest_mac)
 
 
 def in_flow(case: Case, frame: bytes) -> bool:
@@ -211,21 +214,25 @@ class Session:
             self.must("exec", [INJECT, "mark", f"dst={topology.HOST_ADDR}", f"seq={self.fence}"])
             per_nic = self.guest.frames_until(is_mark(self.fence))
         else:
+            rx = topology.nic_index(case.rx_nic)
             if case.layout != "linear":
                 # the guest receives the same frame through a tap, laid out as asked
                 reply = self.guest.run("exec", [RX, *layouts.rx_args(case.layout, case.packet),
                                                 *packets.injector_args(case.packet)])
                 rc, out = reply.rc, reply.out
             else:
-                self.guest.send_frame(packets.from_host(packets.sent_packet(case.packet)))
-            self.guest.send_frame(fence_request(self.fence))
-            per_nic = self.guest.frames_until(is_fence_reply(self.fence))
+                n = topology.NICS[rx]
+                self.guest.send_frame(packets.ether(packets.sent_packet(case.packet),
+                                                    n.host_mac, n.guest_mac), rx)
+            # the fence follows the packet on the NIC it came in by
+            self.guest.send_frame(fence_request(self.fence, rx), rx)
+            per_nic = self.guest.frames_until(is_fence_reply(self.fence), fence_nic=rx)
             # GRO may hold a TCP segment without PSH until the end of the poll
             # that received it, after the fence's reply: a second fence comes
             # in a later poll, behind it.
             self.fence += 1
-            self.guest.send_frame(fence_request(self.fence))
-            more = self.guest.frames_until(is_fence_reply(self.fence))
+            self.guest.send_frame(fence_request(self.fence, rx), rx)
+            more = self.guest.frames_until(is_fence_reply(self.fence), fence_nic=rx)
             per_nic = [a + b for a, b in zip(per_nic, more)]
         return rc, out, [f for frames in per_nic for f in frames if in_flow(case, f)]
 
@@ -261,7 +268,7 @@ class Session:
             if case.interface != impl.interface:
                 return (f"a control case of the {case.interface} interface; this column tests "
                         f"the {impl.interface} interface")
-            if not impl.runs_control:
+            if not impl.runs_control and not case.every_column:
                 return ("control-plane cases run in the implementation's default "
                         "configuration (its own column) only")
             return ""

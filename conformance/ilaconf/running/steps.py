@@ -5,7 +5,8 @@ import json
 import re
 import time
 
-from ..catalog.control import ControlCase, Step, deep, wrapped
+from ..catalog.control import ControlCase, Step, deep, fill, wrapped
+from . import responders
 
 
 def json_subset(want: object, got: object) -> bool:
@@ -72,16 +73,30 @@ def run(session, case: ControlCase) -> tuple[str, str, list[str]]:
     return verdict
 
 
+def run_one(session, step: Step, verb: str, args: list[str]):
+    """The step's command, with the host's responder (respond) serving the
+    guest's frames while it runs; the responder's account joins the output."""
+    if not step.respond:
+        return session.guest.run(verb, args, timeout=step.timeout)
+    host = responders.make(step.respond, fill)
+    with session.guest.serving_frames(host.answer):
+        reply = session.guest.run(verb, args, timeout=step.timeout)
+    reply.out += host.summary()
+    return reply
+
+
 def run_steps(session, case: ControlCase, names: dict[str, str]) -> tuple[str, str, list[str]]:
     col = session.impl.name
     notes: list[str] = []
     deviated = []
     for n, step in enumerate((resolved(s, names) for s in case.steps), 1):
-        verb, args = wrapped(step.run)
+        # the column's options on ILA routes (a no-op in default configurations)
+        verb, args = wrapped(session.impl.route(step.run) if step.run.startswith("ip ")
+                             else step.run)
         alt = step.deviation.get(col)
         deadline = time.monotonic() + step.retry
         while True:
-            reply = session.guest.run(verb, args, timeout=step.timeout)
+            reply = run_one(session, step, verb, args)
             bad = check(step, reply.rc, reply.out)
             alt_bad = check(alt, reply.rc, reply.out) if alt and bad else ["no deviation"]
             if not bad or not alt_bad or time.monotonic() >= deadline:
