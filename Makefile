@@ -52,7 +52,7 @@ LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c
 LIB_HDR    := $(LIB_SRC:.c=.h)
 RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 
-.PHONY: bench bench-doc bench-profile deps fuzz mutation kernel module intree-patched intree-old externals guest initramfs lib-test conformance golden test matrix clean new-case \
+.PHONY: bench bench-doc bench-profile deps fuzz mutation mutation-detectors kernel module intree-patched intree-old externals guest initramfs lib-test conformance golden test matrix clean new-case \
 	reliability reliability-run
 
 # Every target that compiles or runs something depends on deps, so that
@@ -194,14 +194,25 @@ fuzz: initramfs
 # against each in one boot (stopping at its first failing case); the score,
 # the survivors and conformance/strength/equivalent-mutants.toml's entries
 # in $(OUT)/mutation/.
+# The survivors then get a second chance on the debug kernel: their KUnit
+# tests (mutants of xlat.c), a few cases, kmemleak and the serial log.
 MUTATION := $(OUT)/mutation
+MUTATION_RUN = $(RUN) mutation-run --kernel $(KDIR)/arch/x86/boot/bzImage \
+	--initrd $(MUTATION)/initramfs.cpio.gz --manifest $(MUTATION)/mutants.json --out $(OUT) \
+	--accel $(QEMU_ACCEL) --kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))' \
+	--fixed '$(shell $(KBUILD) --fixed)'
 mutation: initramfs
 	@$(RUN) mutation-build --kdir $(KDIR) --src kernel/ila --out $(MUTATION)
 	@guest-init/mkinitramfs.sh $(MUTATION)/initramfs.cpio.gz $(INITRAMFS_FILES) $$(cat $(MUTATION)/mutants.kos)
-	@$(RUN) mutation-run --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(MUTATION)/initramfs.cpio.gz \
-		--manifest $(MUTATION)/mutants.json --out $(OUT) --accel $(QEMU_ACCEL) --case '$(CASE)' \
-		--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))' \
-		--fixed '$(shell $(KBUILD) --fixed)'
+	@$(MUTATION_RUN) --case '$(CASE)' || \
+		$(MAKE) --no-print-directory KERNEL=debug mutation-detectors PHASE1=$(abspath $(MUTATION))
+
+mutation-detectors: initramfs
+	@test -n '$(PHASE1)' || { echo "mutation-detectors: make mutation runs it"; exit 2; }
+	@$(RUN) mutation-build --kdir $(KDIR) --src kernel/ila --out $(MUTATION) \
+		--only $(PHASE1)/fates.json --kunit
+	@guest-init/mkinitramfs.sh $(MUTATION)/initramfs.cpio.gz $(INITRAMFS_FILES) $$(cat $(MUTATION)/mutants.kos)
+	@$(MUTATION_RUN) --debug --phase1 $(PHASE1)
 
 golden: initramfs
 	@test '$(CASE)' != '*' || { echo "golden: name the cases to bless: make golden CASE=tcp/output-syn"; exit 2; }

@@ -222,15 +222,20 @@ def cmd_mutation_build(a: argparse.Namespace) -> int:
     """make mutation, step 1: every mutant and broken copy, built."""
     patches = sorted(Path(a.broken).glob("*.patch"))
     try:
-        built = mutation.build(Path(a.kdir), Path(a.src).resolve(), Path(a.out).resolve(), patches)
+        only = None
+        if a.only:
+            only = {i for i, f in mutation.load_fates(Path(a.only)).items() if f == "survived"}
+        built = mutation.build(Path(a.kdir), Path(a.src).resolve(), Path(a.out).resolve(),
+                               patches, only=only, kunit=a.kunit)
     except mutation.MutationError as e:
         print(f"mutation: {e}", file=sys.stderr)
         return 2
     mutation.save(built, Path(a.out) / "mutants.json")
     bad = [b for b in built if not b.ko]
-    print(f"# mutation: built {len(built) - len(bad)} of {len(built)} mutants "
-          f"({len(built) - len(patches)} generated, {len(patches)} from {a.broken}); "
-          f"{len(bad)} do not compile")
+    print(f"# mutation: built {len(built) - len(bad)} of {len(built)} mutants"
+          + (f" (the survivors of {a.only})" if a.only else
+             f" ({len(built) - len(patches)} generated, {len(patches)} from {a.broken})")
+          + f"; {len(bad)} do not compile")
     broken = [b for b in bad if b.id.startswith("broken:")]
     for b in broken:
         print(f"mutation: {b.id}: {b.error}", file=sys.stderr)
@@ -251,18 +256,39 @@ def cmd_mutation_run(a: argparse.Namespace) -> int:
     if not inputs_exist(a):
         return 2
     out = Path(a.out)
-    paths = Paths(Path(a.kernel), Path(a.initrd), out, Path(a.golden))
-    rep = report.Reporter(out / "mutation", len(built), name="mutation", kernel=a.kernel_label,
+    paths = Paths(Path(a.kernel), Path(a.initrd), out, Path(a.golden), debug_kernel=a.debug)
+    name = "mutation-detectors" if a.debug else "mutation"
+    rep = report.Reporter(out / "mutation", len(built), name=name, kernel=a.kernel_label,
                           kernel_version=a.kernel_version)
     started = time.monotonic()
-    fate = mutation.run(paths, rep, a.accel, built, chosen, equivalents)
+    fate = mutation.run(paths, rep, a.accel, built, chosen, equivalents, debug=a.debug)
     rep.finish()
-    lines = mutation.summary(built, fate, equivalents)
+    everything = built
+    if a.debug:  # the survivors' second chance: merge with the catalog phase
+        phase1 = Path(a.phase1)
+        everything = mutation.load(phase1 / "mutants.json")
+        fate = {**mutation.load_fates(phase1 / "fates.json"),
+                **{i: f"{f} (debug kernel)" if f != "survived" else f for i, f in fate.items()}}
+    else:
+        mutation.save_fates(fate, out / "mutation" / "fates.json")
+    lines = mutation.summary(everything, fate, equivalents)
     lines.append(f"# mutation: {time.monotonic() - started:.0f} s for {len(built)} mutants "
-                 f"against {len(chosen)} cases")
+                 f"against {len(chosen)} cases" + (" on the debug kernel" if a.debug else ""))
     print("\n".join(lines))
     (out / "mutation" / "summary.txt").write_text("\n".join(lines) + "\n")
-    return print_summary([out / "mutation" / "mutation.ktap"])
+    if not a.debug:
+        return print_summary([out / "mutation" / f"{name}.ktap"])
+    # one verdict per mutant over both phases: what make mutation's status says
+    final = report.Reporter(out / "mutation", len(everything), name="mutation-final",
+                            kernel=a.kernel_label, kernel_version=a.kernel_version)
+    for b in everything:
+        f = fate.get(b.id, "stillborn")
+        if f == "stillborn":
+            final.add(report.Result(f"mutation/{b.id}", "module", "skip", f"stillborn: {b.error}"))
+        else:
+            final.add(mutation.verdict(b, "" if f == "survived" else f, "", equivalents))
+    final.finish()
+    return print_summary([out / "mutation" / "mutation-final.ktap"])
 
 
 def cmd_bench(a: argparse.Namespace) -> int:
@@ -355,6 +381,8 @@ def main() -> int:
     mb.add_argument("--src", default="kernel/ila")
     mb.add_argument("--out", required=True)
     mb.add_argument("--broken", default="conformance/strength/broken")
+    mb.add_argument("--only", default="", help="a fates.json: build only its survivors")
+    mb.add_argument("--kunit", action="store_true", help="and each xlat.c mutant's KUnit module")
     mb.set_defaults(func=cmd_mutation_build)
     mr = sub.add_parser("mutation-run", help="the catalog against every built mutant")
     for opt in ("--kernel", "--initrd", "--manifest"):
@@ -369,6 +397,8 @@ def main() -> int:
     mr.add_argument("--kernel-label", default="")
     mr.add_argument("--kernel-version", default="")
     mr.add_argument("--fixed", default="")
+    mr.add_argument("--debug", action="store_true", help="the detector phase, on the debug kernel")
+    mr.add_argument("--phase1", default="", help="with --debug: the catalog phase's directory")
     mr.set_defaults(func=cmd_mutation_run)
     rel = sub.add_parser("reliability", help="the debug kernel's detectors over fuzzing and cycles")
     rel.add_argument("--kernel", required=True)

@@ -100,6 +100,14 @@ for name, path, what, options, default in (
                        features=frozenset() if ours else INTREE_MAP_FEATURES,
                        interface="mapping", mapping_options=options)
 
+
+def lacks_mapping_table(impl: Impl) -> str:
+    """Why a mapping column cannot run at all; empty when it can."""
+    if impl.interface == "mapping" and MAPPING_TABLE not in impl.features:
+        return f"{impl.module_name} implements no mapping table (CONFORMANCE.md, ILA-MAP requirements)"
+    return ""
+
+
 # IMPL= names that select several columns.
 GROUPS = {
     "all": list(IMPLS),

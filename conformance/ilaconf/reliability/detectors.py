@@ -36,15 +36,16 @@ def result(name: str, status: str, detail: str = "", diag: list[str] | None = No
     return Result(name, impl, status, detail, REQ, diag or [])
 
 
-def kunit(session: Session) -> list[Result]:
+def kunit(session: Session, module: str = KUNIT_MODULE, name: str = "ila_ref_kunit"
+          ) -> list[Result]:
     """Load the KUnit module; its tests run at load and print KTAP to the log."""
     session.guest.run("dmesg", [])
-    reply = session.guest.run("insmod", [KUNIT_MODULE])
+    reply = session.guest.run("insmod", [module])
     if reply.rc != 0:
         return [result("kunit/ila_ref_xlat", "fail",
-                       f"insmod {KUNIT_MODULE}: {' | '.join(reply.out)} (built only for KERNEL=debug)")]
+                       f"insmod {module}: {' | '.join(reply.out)} (built only for KERNEL=debug)")]
     log = session.guest.run("dmesg", []).out
-    session.guest.run("rmmod", ["ila_ref_kunit"])
+    session.guest.run("rmmod", [name])
     plan = next((int(m.group(1)) for line in log
                  if (m := re.match(r"^\s+1\.\.(\d+)$", line))), None)
     out = []

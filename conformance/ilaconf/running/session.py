@@ -15,7 +15,7 @@ from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
 from .. import topology
 from ..catalog import control, layouts
 from ..catalog.cases import ROUTE_TYPES, Case
-from ..impls import IMPLS, MAPPING_TABLE, Impl, rival
+from ..impls import IMPLS, MAPPING_TABLE, Impl, lacks_mapping_table, rival
 from ..oracle import expect, golden, packets
 from ..reports import pcapng
 from ..reports.report import Result
@@ -261,9 +261,8 @@ class Session:
     def skip_reason(self, case: "Case | control.ControlCase") -> str:
         """Why this column does not run the case; empty when it does."""
         impl = self.impl
-        if impl.interface == "mapping" and MAPPING_TABLE not in impl.features:
-            return (f"{impl.module_name} implements no mapping table (CONFORMANCE.md, "
-                    "ILA-MAP requirements)")
+        if lacks_mapping_table(impl):
+            return lacks_mapping_table(impl)
         if isinstance(case, control.ControlCase):
             if case.interface != impl.interface:
                 return (f"a control case of the {case.interface} interface; this column tests "

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from ..catalog.cases import Case, CaseError, attach_entries, deviation_entries
 from ..catalog.deviations import ColumnEntry
-from ..impls import Impl
+from ..impls import Impl, lacks_mapping_table
 from ..reports.report import Reporter, Result
+from ..running import mapping
 from ..running.guest import Guest, GuestError
 from ..running.session import Paths, Session, guest_memory, ip_argv
 from . import exchange, minimize
@@ -41,14 +42,31 @@ class Tally:
     packets: int = 0
     passed: int = 0
     deviations: Counter = field(default_factory=Counter)
+    not_applicable: Counter = field(default_factory=Counter)  # reason -> packets
     findings: list[Finding] = field(default_factory=list)
+
+
+def route_lines(impl: Impl, route: FuzzRoute) -> tuple[list[str], list[str]] | str:
+    """The route's set-up and teardown lines in this column: the ILA route
+    itself, or in a mapping column the mapping derived from it as for a
+    catalog case (running/mapping.py); a string when it does not apply."""
+    first = route.items[0]
+    if impl.interface == "mapping":
+        return mapping.derive(first, impl)
+    return [impl.route(first.routes[0])], []
 
 
 def judge_route(session: Session, route: FuzzRoute, tally: Tally) -> None:
     impl = session.impl
-    line = impl.route(route.items[0].routes[0])
-    reply = session.guest.run("exec", ip_argv(line))
-    if reply.rc != 0:
+    lines = route_lines(impl, route)
+    if isinstance(lines, str):
+        tally.not_applicable[lines] += len(route.items)
+        return
+    setup, teardown = lines
+    for line in setup:
+        reply = session.guest.run("exec", ip_argv(line))
+        if reply.rc == 0:
+            continue
         text = " | ".join(reply.out)
         for case in route.items:
             tally.packets += 1
@@ -57,14 +75,16 @@ def judge_route(session: Session, route: FuzzRoute, tally: Tally) -> None:
                 tally.deviations[dev.label] += 1
             else:
                 tally.findings.append(Finding(case, f"route refused: {line}: {text}", []))
-        session.leftover_ila_routes(purge=True)
+        session.teardown(teardown)
         return
     try:
         sent = exchange.send_all(session, route.items)
     except GuestError as e:
-        raise GuestError(f"while sending the packets of route {line} "
+        raise GuestError(f"while sending the packets of route {setup[0]} "
                          f"({route.items[0].id} on): {e}")
-    left = session.leftover_ila_routes(purge=True)
+    # the route (or the mapping) itself is expected to be there until now
+    expected = 1 if impl.interface == "route" else 0
+    left = session.teardown(teardown)
     for case, s in zip(route.items, sent):
         tally.packets += 1
         dev = case.deviations.get(impl.name)
@@ -76,8 +96,8 @@ def judge_route(session: Session, route: FuzzRoute, tally: Tally) -> None:
             tally.deviations[dev.label if dev else detail] += 1
         else:
             tally.findings.append(Finding(case, detail, diag))
-    if len(left) > 1:  # the route itself is expected to be there until now
-        raise GuestError(f"ILA routes left beside the fuzz route: {left}")
+    if len(left) > expected:
+        raise GuestError(f"ILA routes or mappings left after the fuzz route's teardown: {left}")
 
 
 def differing(diag: list[str]) -> list[str]:
@@ -111,6 +131,10 @@ def run_column(session: Session, impl: Impl, routes: list[FuzzRoute], out: Path,
             f"{sum(tally.deviations.values())} as declared deviations, "
             f"{len(tally.findings)} other differences"]
     diag += [f"declared: {n} x {label[:160]}" for label, n in tally.deviations.most_common()]
+    diag += [f"not applicable: {n} packet(s): {why}" for why, n in tally.not_applicable.most_common()]
+    if not tally.findings and not tally.packets:
+        return Result("fuzz/differential", impl.name, "skip",
+                      "no packet of this seed applies to the column", ["ILA-ROUTE-1"], diag)
     if not tally.findings:
         return Result("fuzz/differential", impl.name, "pass", "", ["ILA-ROUTE-1"], diag)
     kinds = distinct(tally.findings)
@@ -150,6 +174,9 @@ def run(paths: Paths, reporter: Reporter, accel: str, columns: list[Impl], seed:
     boots = 0
     try:
         for impl in columns:
+            if lacks_mapping_table(impl):
+                reporter.add(Result("fuzz/differential", impl.name, "skip", lacks_mapping_table(impl)))
+                continue
             try:
                 if guest is None:
                     boots += 1

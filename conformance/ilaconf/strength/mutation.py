@@ -12,6 +12,7 @@ cannot kill is a survivor, unless conformance/strength/equivalent-mutants.toml
 lists it as equivalent, with the reason no packet can tell it apart.
 """
 
+import fnmatch
 import json
 import shutil
 import subprocess
@@ -21,7 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..impls import Impl
+from ..reliability import detectors
 from ..reports.report import Reporter, Result
+from ..running.columns import COLUMN_MARK
 from ..running.guest import Guest, GuestError
 from ..running.session import Paths, Session, guest_memory
 from .mutants import OPERATORS, Mutant, generate
@@ -44,6 +47,10 @@ class MutationError(ValueError):
     pass
 
 
+class Done(Exception):
+    """The detector phase has its verdict for the mutant."""
+
+
 def load_equivalents(file: Path) -> dict[str, tuple[str, str]]:
     """id -> (the mutated line, the reason), from [[equivalent]] tables."""
     if not file.exists():
@@ -60,7 +67,8 @@ def load_equivalents(file: Path) -> dict[str, tuple[str, str]]:
     return out
 
 
-def write_tree(out: Path, src: Path, mutants: list[Mutant], patches: list[Path]) -> list[Built]:
+def write_tree(out: Path, src: Path, mutants: list[Mutant], patches: list[Path],
+               kunit: bool = False) -> list[Built]:
     """The kbuild tree: base/ (ours, unmutated), mNNNN/ per mutant."""
     shutil.rmtree(out, ignore_errors=True)
     base = out / "base"
@@ -80,8 +88,12 @@ def write_tree(out: Path, src: Path, mutants: list[Mutant], patches: list[Path])
         for s in SOURCES:
             if f"{s}.c" != m.file:  # built once in base/, shipped in as an object
                 (d / f"{s}.o_shipped").symlink_to(base / f"{s}.o")
-        (d / "Kbuild").write_text(f"obj-m := {name}.o\n{name}-y := "
-                                  f"{' '.join(s + '.o' for s in SOURCES)}\n")
+        kbuild = f"obj-m := {name}.o\n{name}-y := {' '.join(s + '.o' for s in SOURCES)}\n"
+        if kunit and m.file == "xlat.c":  # the KUnit tests, with this xlat.c included
+            (d / "tests").mkdir()
+            shutil.copy(src / "tests" / "xlat_kunit.c", d / "tests")
+            kbuild += f"obj-m += {kunit_name(name)}.o\n{kunit_name(name)}-y := tests/xlat_kunit.o\n"
+        (d / "Kbuild").write_text(kbuild)
         change = (f"{m.original.strip()} deleted" if m.operator == "delete-stmt"
                   else m.mutated.strip())
         built.append(Built(m.id, name, f"{m.file}:{m.line}: {change}", None))
@@ -115,9 +127,18 @@ def kbuild(kdir: Path, tree: Path, names: list[str], jobs: int = 2) -> str:
     return r.stdout + r.stderr
 
 
-def build(kdir: Path, src: Path, out: Path, patches: list[Path]) -> list[Built]:
+def kunit_name(module: str) -> str:
+    return module.replace("ila_m", "ila_k")
+
+
+def build(kdir: Path, src: Path, out: Path, patches: list[Path],
+          only: set[str] | None = None, kunit: bool = False) -> list[Built]:
+    """Every mutant (or those named in only), built; with kunit, a mutant of
+    xlat.c also gets its KUnit module (ila_kNNNN, CONFIG_KUNIT kernels)."""
     mutants = generate(src)
-    built = write_tree(out, src, mutants, patches)
+    built = write_tree(out, src, mutants, patches, kunit)
+    if only is not None:
+        built = [b for b in built if b.id in only]
     log = kbuild(kdir, out, ["base"])
     if not (out / "base" / "ila_mbase.ko").exists():
         raise MutationError(f"our module itself does not build in {out / 'base'}:\n{log[-3000:]}")
@@ -145,7 +166,12 @@ def save(built: list[Built], manifest: Path) -> None:
     arguments beside it (every built mutant under /lib/modules/mutants/)."""
     manifest.write_text(json.dumps([{**vars(b), "ko": str(b.ko) if b.ko else None}
                                     for b in built], indent=1) + "\n")
-    manifest.with_suffix(".kos").write_text("".join(f"mutants={b.ko}\n" for b in built if b.ko))
+    kos = [b.ko for b in built if b.ko] + [k for b in built if b.ko and (k := kunit_ko(b)).exists()]
+    manifest.with_suffix(".kos").write_text("".join(f"mutants={k}\n" for k in kos))
+
+
+def kunit_ko(b: Built) -> Path:
+    return b.ko.with_name(f"{kunit_name(b.module)}.ko") if b.ko else Path("/nonexistent")
 
 
 def load(manifest: Path) -> list[Built]:
@@ -159,9 +185,46 @@ def impl_of(b: Built) -> Impl:
     return Impl(b.module, f"{GUEST_DIR}/{b.module}.ko", b.module, f"mutant {b.id}: {b.what}", STATS)
 
 
+# Phase 2, the debug kernel: the cases that reach the module's control and
+# drop paths, its ICMPv6 hook and one packet of each kind, then the
+# detectors (KUnit first, kmemleak and the serial log after).
+DETECTOR_CASES = ("control/*", "ipv4/*", "tcp/output-syn", "tcp/input-syn",
+                  "udp/input-port-unreachable", "udp/output-datagram", "icmperr/forward-ptb-tcp",
+                  "ext/output-ah-tcp", "malformed/*")
+
+
+def detect(session: Session, b: Built, cases: list) -> tuple[str, str]:
+    """(killer, the case running) for a mutant on the debug kernel: its KUnit
+    tests (a mutant of xlat.c), the detector cases, then a kmemleak scan and
+    the serial log since the mutant was loaded."""
+    if kunit_ko(b).exists():
+        bad = [r for r in detectors.kunit(session, f"{GUEST_DIR}/{kunit_name(b.module)}.ko",
+                                          kunit_name(b.module)) if r.status == "fail"]
+        if bad:
+            return f"KUnit {bad[0].case}: {bad[0].detail}", ""
+    why = session.load(impl_of(b))
+    if why:
+        return f"did not load: {why.splitlines()[0]}", ""
+    session.guest.run("write", ["/dev/kmsg", f"{COLUMN_MARK}{b.module}"])
+    for case in cases:
+        r = session.run_case(case, bless=False)
+        if r.status == "fail":
+            return f"{case.id}: {r.detail}", case.id
+    for r in detectors.kmemleak(session, owner=b.module, column=b.module):
+        if r.status == "fail":
+            return f"kmemleak: {r.detail}", "kmemleak"
+    for r in detectors.scan_logs([session.guest.serial_log], [b.module]):
+        if r.status == "fail":
+            return f"{r.case}: {r.detail}", "serial log"
+    return "", ""
+
+
 def run(paths: Paths, reporter: Reporter, accel: str, built: list[Built], cases: list,
-        equivalents: dict[str, tuple[str, str]]) -> dict[str, str]:
-    """Each mutant against the catalog; returns id -> killed by / survived."""
+        equivalents: dict[str, tuple[str, str]], debug: bool = False) -> dict[str, str]:
+    """Each mutant against the catalog (with debug, the detector cases and the
+    detectors of the debug kernel); returns id -> killed by / survived."""
+    if debug:
+        cases = [c for c in cases if any(fnmatch.fnmatch(c.id, g) for g in DETECTOR_CASES)]
     order = list(cases)
     fate: dict[str, str] = {}
     guest: Guest | None = None
@@ -186,6 +249,9 @@ def run(paths: Paths, reporter: Reporter, accel: str, built: list[Built], cases:
                                   memory=guest_memory(paths))
                     session = Session(guest, paths)
                     session.setup()
+                if debug:
+                    killer, current = detect(session, b, order)
+                    raise Done
                 why = session.load(impl)
                 killer = f"did not load: {why.splitlines()[0]}" if why else ""
                 for case in [] if why else list(order):
@@ -196,6 +262,8 @@ def run(paths: Paths, reporter: Reporter, accel: str, built: list[Built], cases:
                         order.remove(case)
                         order.insert(0, case)  # the next mutant meets it first
                         break
+            except Done:
+                pass
             except GuestError as e:
                 killer = f"the guest died during {current}: {str(e).splitlines()[0]}"
                 guest.close() if guest else None
@@ -225,6 +293,16 @@ def verdict(b: Built, killer: str, took: str, equivalents: dict[str, tuple[str, 
         return Result(name, "module", "skip", f"equivalent: {reason}", [], [b.what])
     return Result(name, "module", "fail", "survives every case: add a case that kills it, or "
                   "list it as equivalent with the reason", [], [b.what, f"ran every case in {took}"])
+
+
+def save_fates(fate: dict[str, str], file: Path) -> None:
+    file.write_text(json.dumps(fate, indent=1) + "\n")
+
+
+def load_fates(file: Path) -> dict[str, str]:
+    if not file.exists():
+        raise MutationError(f"{file} is missing: the catalog phase of make mutation runs first")
+    return json.loads(file.read_text())
 
 
 def summary(built: list[Built], fate: dict[str, str], equivalents: dict[str, tuple[str, str]]
