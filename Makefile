@@ -4,7 +4,8 @@ SHELL := /bin/bash
 #   make test          everything CI runs: lib unit tests + conformance
 #   make golden CASE=glob   bless golden captures from a run (exit 0: all blessed)
 #   make new-case PROTO=tcp|udp|icmpv6 NAME=name [DIR=folder]   a case from the template
-# Variables: IMPL=all|intree|module,...|external:DIR  NAME=  EXPECT=file  CASE=glob
+#   make list-cases [CASE=glob]   the case ids, with what each verifies
+# Variables: IMPL=all|intree|module,...|external:DIR  NAME=  EXPECT=file  CASE=glob[,glob...]
 #            KERNEL=default|debug  KVER=6.1|6.12|6.1.176-1|6.1,6.12  KSRC=/path/to/linux
 #            QEMU_ACCEL=tcg|kvm  ILA_CACHE=dir
 #   make reliability   the debug kernel: KUnit, fuzzing, load/unload cycles
@@ -259,6 +260,10 @@ test-steps:
 
 clean:
 	rm -rf $(OUT)
+
+# The case ids CASE= can name (CASE= filters: comma-separated globs).
+list-cases: deps
+	@$(RUN) list-cases --case '$(CASE)'
 
 # A new case file from conformance/templates/case.toml (DIR= for another folder).
 new-case: deps

@@ -134,34 +134,13 @@ static int parse_prefix(const char *text, int *family, void *addr,
 	return 0;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* "TYPE:HEX" to an attribute inside the open nest. */
+/* "TYPE:HEX" to an attribute (inside the open nest, if one is). */
 static void put_raw_attr(struct nl_msg *m, const char *spec)
 {
-	unsigned char data[256];
-	const char *hex = strchr(spec, ':');
-	size_t n = 0;
+	const char *why = nl_attr_put_spec(m, spec);
 
-	if (!hex)
-		usage("attr wants TYPE:HEX, got '%s'", spec);
-	for (hex++; hex[0] && hex[1] && n < sizeof(data); hex += 2) {
-		int hi = hexval(hex[0]), lo = hexval(hex[1]);
-
-		if (hi < 0 || lo < 0)
-			usage("attr '%s': not hex", spec);
-		data[n++] = (unsigned char)(hi << 4 | lo);
-	}
-	if (*hex)
-		usage("attr '%s': odd number of hex digits", spec);
-	if (!nl_attr_put(m, (uint16_t)atoi(spec), data, n))
-		usage("attr '%s': message full", spec);
+	if (why)
+		usage("attr '%s': %s", spec, why);
 }
 
 static void route_msg(struct nl_msg *m, uint16_t type, uint16_t flags,

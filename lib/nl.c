@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Minimal rtnetlink and generic netlink requests and acks (see nl.h). */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -47,6 +48,43 @@ struct nlattr *nl_attr_put(struct nl_msg *m, uint16_t type, const void *data,
 	if (len)
 		memcpy((unsigned char *)a + NLA_HDRLEN, data, len);
 	return a;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+const char *nl_attr_put_spec(struct nl_msg *m, const char *spec)
+{
+	unsigned char data[NL_MSG_MAX];
+	const char *hex = strchr(spec, ':');
+	unsigned long type;
+	char *end;
+	size_t n = 0;
+
+	if (!hex)
+		return "wants TYPE:HEX";
+	type = strtoul(spec, &end, 10);
+	if (end != hex || end == spec || type > 0xffff)
+		return "its type is not a number from 0 to 65535";
+	for (hex++; *hex; hex += 2) {
+		int hi = hexval(hex[0]), lo = hex[1] ? hexval(hex[1]) : -1;
+
+		if (!hex[1])
+			return "odd number of hex digits";
+		if (hi < 0 || lo < 0)
+			return "not hex";
+		if (n == sizeof(data))
+			return "too long for a message";
+		data[n++] = (unsigned char)(hi << 4 | lo);
+	}
+	if (!nl_attr_put(m, (uint16_t)type, data, n))
+		return "message full";
+	return NULL;
 }
 
 struct nlattr *nl_nest_start(struct nl_msg *m, uint16_t type)

@@ -33,6 +33,13 @@ void *nl_msg_put(struct nl_msg *m, const void *data, size_t len);
 struct nlattr *nl_attr_put(struct nl_msg *m, uint16_t type, const void *data,
 			   size_t len);
 
+/*
+ * Append the attribute "TYPE:HEX" spells (a decimal type, then its data as
+ * an even number of hex digits, perhaps none), as a test's command line
+ * gives it. NULL when appended, else why not, for the caller's message.
+ */
+const char *nl_attr_put_spec(struct nl_msg *m, const char *spec);
+
 /* Open a nested attribute; nl_nest_end() sets its length. */
 struct nlattr *nl_nest_start(struct nl_msg *m, uint16_t type);
 void nl_nest_end(struct nl_msg *m, struct nlattr *nest);

@@ -134,6 +134,19 @@ def cmd_new_case(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_list_cases(a: argparse.Namespace) -> int:
+    """The ids CASE= can name, one a line, with what each verifies."""
+    try:
+        chosen = cases.choose(cases.catalog(Path(a.cases)), a.case)
+    except cases.CaseError as e:
+        print(f"list-cases: {e}", file=sys.stderr)
+        return 2
+    for c in chosen:
+        print(f"{c.id:60} {' '.join(c.verifies.split())[:100]}")
+    print(f"{len(chosen)} case(s)", file=sys.stderr)
+    return 0
+
+
 def cmd_merge(a: argparse.Namespace) -> int:
     """Several kernels' runs as one report, and the differences between kernels."""
     results = []
@@ -430,6 +443,10 @@ def main() -> int:
     n.add_argument("--cases", default="conformance/cases")
     n.add_argument("--template", default="conformance/templates/case.toml")
     n.set_defaults(func=cmd_new_case)
+    lc = sub.add_parser("list-cases", help="the case ids CASE= can name")
+    lc.add_argument("--case", default="*")
+    lc.add_argument("--cases", default="conformance/cases")
+    lc.set_defaults(func=cmd_list_cases)
     m = sub.add_parser("merge", help="one report over several kernels' results.json")
     m.add_argument("--out", required=True)
     m.add_argument("results", nargs="+")

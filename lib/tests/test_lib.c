@@ -293,6 +293,27 @@ static int nl_attrs_bounds(void)
 	return 1;
 }
 
+/* "TYPE:HEX" from a command line: the bytes, and each malformed spelling refused. */
+static int nl_attr_spec_parse(void)
+{
+	static const unsigned char want[] = { 7, 0, 3, 0, 0xab, 0x01, 0xff };
+	static const char *const bad[] = { "3", "x:00", ":00", "3:0", "3:zz",
+					   "70000:00", "3 :00" };
+	struct nl_msg m;
+	size_t i;
+
+	nl_msg_init(&m, 16, 0, 1);
+	CHECK(!nl_attr_put_spec(&m, "3:aB01fF"), "a valid spec refused");
+	CHECK(m.hdr.nlmsg_len == NLMSG_HDRLEN + NLA_ALIGN(sizeof(want)),
+	      "length %u", m.hdr.nlmsg_len);
+	CHECK(!memcmp(m.buf + NLMSG_HDRLEN, want, sizeof(want)),
+	      "bytes differ");
+	CHECK(!nl_attr_put_spec(&m, "7:"), "an empty attribute refused");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(nl_attr_put_spec(&m, bad[i]), "'%s' accepted", bad[i]);
+	return 1;
+}
+
 int main(void)
 {
 	static const struct {
@@ -313,6 +334,7 @@ int main(void)
 		{ "nl_ack_with_extack", nl_ack_with_extack },
 		{ "nl_attrs_bounds", nl_attrs_bounds },
 		{ "nl_genl_family_reply", nl_genl_family_reply },
+		{ "nl_attr_spec_parse", nl_attr_spec_parse },
 	};
 	size_t i, n = sizeof(tests) / sizeof(tests[0]);
 

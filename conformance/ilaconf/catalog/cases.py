@@ -6,6 +6,7 @@ lib/pkt.h, shared with the scapy oracle) and the outcome expected.
 """
 
 import dataclasses
+import difflib
 import fnmatch
 import tomllib
 from dataclasses import dataclass, field
@@ -264,6 +265,31 @@ def deviations(file: Path, data: object) -> dict[str, Deviation]:
         raise CaseError(str(e))
 
 
+def catalog(root: Path) -> list:
+    """Every case file under root, then each input and forward case's layout variants."""
+    cases = [load(f, root) for f in sorted(root.glob("*/*.toml"))]
+    return cases + [v for c in cases for v in layout_variants(c)]
+
+
+def choose(cases: list, pattern: str) -> list:
+    """The cases matching any of the comma-separated globs, in catalog order.
+
+    A glob that matches nothing is an error naming the nearest case ids and
+    the folders, so that a typo is never a silently smaller run.
+    """
+    globs = [g.strip() for g in pattern.split(",") if g.strip()] or ["*"]
+    for g in globs:
+        if not any(fnmatch.fnmatch(c.id, g) for c in cases):
+            ids = [c.id for c in cases]
+            near = difflib.get_close_matches(g, ids, n=5, cutoff=0.5)
+            folders = sorted({i.split("/")[0] for i in ids})
+            raise CaseError(f"no case matches CASE={g!r}"
+                            + (f"; nearest: {', '.join(near)}" if near else "")
+                            + f"; folders: {', '.join(f + '/*' for f in folders) or '(none)'}"
+                            "; make list-cases prints every id")
+    return [c for c in cases if any(fnmatch.fnmatch(c.id, g) for g in globs)]
+
+
 def discover(root: Path, pattern: str = "*",
              deviation_files: "list[tuple[Path, str | None]] | None" = None,
              fixed: "set[str] | None" = None,
@@ -276,13 +302,8 @@ def discover(root: Path, pattern: str = "*",
     holds already (fixed) does not apply: that kernel has the fix; nor does
     one whose 'kernel' rule ("<6.1.183") this kernel_version does not meet.
     """
-    files = sorted(root.glob("*/*.toml"))
-    cases = [load(f, root) for f in files]
-    cases += [v for c in cases for v in layout_variants(c)]
-    chosen = [c for c in cases if fnmatch.fnmatch(c.id, pattern)]
-    if not chosen:
-        valid = ", ".join(c.id for c in cases) or "(none)"
-        raise CaseError(f"no case matches CASE={pattern!r}; valid cases: {valid}")
+    cases = catalog(root)
+    chosen = choose(cases, pattern)
     entries = deviation_entries(deviation_files, fixed, kernel_version)
     attach_entries(cases, entries)
     for e in entries:
