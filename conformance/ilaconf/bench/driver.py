@@ -41,8 +41,8 @@ from ipaddress import IPv6Address
 
 from .. import topology
 from ..impls import IMPLS, Impl
-from ..running.guest import Guest, GuestError
-from ..running.session import Paths, Session, ip_argv
+from ..running.guest import GuestError
+from ..running.session import Paths, Session, boot, ip_argv
 from . import report as benchreport
 
 BENCH = "/bin/ila-bench"
@@ -438,7 +438,6 @@ def summarize(fig: Figures, settings: Settings, release: str) -> dict[str, objec
 
 def run(paths: Paths, settings: Settings, accel: str) -> int:
     out = paths.out
-    log = out / "logs" / "serial-bench.log"
     result = None
     guest = None
     t0 = time.monotonic()
@@ -446,10 +445,8 @@ def run(paths: Paths, settings: Settings, accel: str) -> int:
         # Under TCG the timer interrupts lag, so the clocksource watchdog
         # finds the TSC "unstable" against jiffies and falls back to a 4 ms
         # clock. QEMU's TSC follows the host's clock: trust it.
-        guest = Guest(paths.kernel, paths.initrd, log, out / "pcaps", accel, tag="bench",
-                      memory="1G", cmdline="tsc=reliable")
-        session = Session(guest, paths)
-        session.setup()
+        guest, session = boot(paths, accel, "bench", memory="1G", cmdline="tsc=reliable",
+                              dump_dir=out / "pcaps")
         bench = Bench(session, settings, print)
         for line in veth_setup():
             bench.ip(line)

@@ -16,8 +16,8 @@ from .. import topology
 from ..impls import IMPLS
 from ..reports.report import Reporter, Result
 from ..running.columns import COLUMN_MARK
-from ..running.guest import Guest, GuestError
-from ..running.session import Paths, Session, guest_memory
+from ..running.guest import GuestError
+from ..running.session import Paths, Session, boot
 
 FUZZ = "/bin/ila-fuzz"
 KUNIT_MODULE = "/lib/modules/ila_ref_kunit.ko"
@@ -210,10 +210,7 @@ def run(paths: Paths, reporter: Reporter, accel: str, seed: int, others: list | 
     guest = None
     done = 0
     try:
-        guest = Guest(paths.kernel, paths.initrd, log, paths.out / "pcaps", accel, tag="reliability",
-                      memory=guest_memory(paths))
-        session = Session(guest, paths)
-        session.setup()
+        guest, session = boot(paths, accel, "reliability")
         why = session.load(IMPLS["module"])
         if why:
             raise GuestError(f"ila_ref: {why}")

@@ -7,7 +7,7 @@ from ..impls import Impl
 from ..oracle.golden import golden_column
 from ..reports.report import Reporter, Result
 from .guest import Guest, GuestError
-from .session import Paths, Session, guest_memory
+from .session import Paths, Session, boot
 
 # Written to /dev/kmsg as each column starts: the serial log's sections.
 COLUMN_MARK = "ilaconf-column:"
@@ -30,11 +30,7 @@ def run_columns(columns: list[Impl], cases: list, paths: Paths, reporter: Report
             try:
                 if guest is None:
                     boots += 1
-                    log = paths.out / "logs" / f"serial-{boots}.log"
-                    guest = Guest(paths.kernel, paths.initrd, log, paths.out / "pcaps", accel,
-                                  tag=str(boots), memory=guest_memory(paths))
-                    session = Session(guest, paths)
-                    session.setup()
+                    guest, session = boot(paths, accel, str(boots))
                 why = session.load(impl)
                 if why:
                     head, *kernel = why.splitlines()

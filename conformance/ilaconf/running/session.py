@@ -99,6 +99,17 @@ def guest_memory(paths: Paths) -> str:
     return "512M" if paths.debug_kernel else "256M"
 
 
+def boot(paths: Paths, accel: str, tag: str, memory: str = "", cmdline: str = "",
+         dump_dir: Path | None = None) -> "tuple[Guest, Session]":
+    """A fresh guest with its serial log at out/logs/serial-TAG.log, set up for cases."""
+    guest = Guest(paths.kernel, paths.initrd, paths.out / "logs" / f"serial-{tag}.log",
+                  dump_dir or paths.out / "pcaps", accel, tag=tag,
+                  memory=memory or guest_memory(paths), cmdline=cmdline)
+    session = Session(guest, paths)
+    session.setup()
+    return guest, session
+
+
 def route_entries(lines: list[str]) -> list[str]:
     """ip route show output, a multipath route's nexthop lines joined to it."""
     out: list[str] = []

@@ -20,7 +20,7 @@ from ..impls import Impl, lacks_mapping_table
 from ..reports.report import Reporter, Result
 from ..running import mapping
 from ..running.guest import Guest, GuestError
-from ..running.session import Paths, Session, guest_memory, ip_argv
+from ..running.session import Paths, Session, boot, ip_argv
 from . import exchange, minimize
 from .generate import FuzzRoute, generate
 
@@ -180,12 +180,7 @@ def run(paths: Paths, reporter: Reporter, accel: str, columns: list[Impl], seed:
             try:
                 if guest is None:
                     boots += 1
-                    guest = Guest(paths.kernel, paths.initrd,
-                                  paths.out / "logs" / f"serial-fuzz-{boots}.log",
-                                  paths.out / "pcaps", accel, tag=f"fuzz{boots}",
-                                  memory=guest_memory(paths))
-                    session = Session(guest, paths)
-                    session.setup()
+                    guest, session = boot(paths, accel, f"fuzz-{boots}")
                     for key, value in SYSCTLS:
                         session.must("write", [f"/proc/sys/{key}", value])
                 why = session.load(impl)

@@ -27,7 +27,7 @@ from ..reliability import detectors
 from ..reports.report import Reporter, Result
 from ..running.columns import COLUMN_MARK
 from ..running.guest import Guest, GuestError
-from ..running.session import Paths, Session, guest_memory
+from ..running.session import Paths, Session, boot
 from .mutants import OPERATORS, Mutant, generate
 
 STATS = "/proc/net/ila_ref_stats"
@@ -256,12 +256,7 @@ def run(paths: Paths, reporter: Reporter, accel: str, built: list[Built], cases:
             try:
                 if guest is None:
                     boots += 1
-                    guest = Guest(paths.kernel, paths.initrd,
-                                  paths.out / "logs" / f"serial-mutation-{boots}.log",
-                                  paths.out / "pcaps", accel, tag=f"mutation{boots}",
-                                  memory=guest_memory(paths))
-                    session = Session(guest, paths)
-                    session.setup()
+                    guest, session = boot(paths, accel, f"mutation-{boots}")
                 if debug:
                     killer, current = detect(session, b, order)
                     raise Done
