@@ -343,12 +343,20 @@ def cmd_summary(a: argparse.Namespace) -> int:
     return print_summary([Path(f) for f in a.ktap])
 
 
+def guest_options(sp: argparse.ArgumentParser, out: str = "out") -> None:
+    """What every command that boots a guest takes: its kernel and initramfs,
+    the output directory and the accelerator."""
+    sp.add_argument("--kernel", required=True)
+    sp.add_argument("--initrd", required=True)
+    sp.add_argument("--out", default=out)
+    sp.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
+
+
 def main() -> int:
     p = argparse.ArgumentParser(prog="ilaconf")
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="boot the guest and run cases")
-    r.add_argument("--kernel", required=True)
-    r.add_argument("--initrd", required=True)
+    guest_options(r)
     r.add_argument("--impl", default="all", help="all, intree, or columns: "
                    + ", ".join(impls.IMPLS))
     r.add_argument("--case", default="*", help="glob over case ids such as tcp/output-syn")
@@ -359,8 +367,6 @@ def main() -> int:
     r.add_argument("--expect", default="", help="deviations file for the external column")
     r.add_argument("--deviations", default="conformance/deviations",
                    help="directory of *.toml files of expected deviations")
-    r.add_argument("--out", default="out")
-    r.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
     r.add_argument("--bless", action="store_true", help="write golden captures from this run")
     r.add_argument("--kernel-label", default="", help="the kernel's name in the results (6.12)")
     r.add_argument("--no-column", action="append", default=[],
@@ -373,15 +379,12 @@ def main() -> int:
                    "not compare the TCP window of kernel-built segments with the golden")
     r.set_defaults(func=cmd_run)
     f = sub.add_parser("fuzz", help="random routes and packets against every column")
-    for opt in ("--kernel", "--initrd"):
-        f.add_argument(opt, required=True)
+    guest_options(f)
     f.add_argument("--impl", default="all")
     f.add_argument("--externals", default="out/build/external/list")
     f.add_argument("--expect", default="")
     f.add_argument("--deviations", default="conformance/deviations")
     f.add_argument("--golden", default="pcaps")
-    f.add_argument("--out", default="out")
-    f.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
     f.add_argument("--kernel-label", default="")
     f.add_argument("--kernel-version", default="")
     f.add_argument("--no-column", action="append", default=[])
@@ -398,15 +401,13 @@ def main() -> int:
     mb.add_argument("--kunit", action="store_true", help="and each xlat.c mutant's KUnit module")
     mb.set_defaults(func=cmd_mutation_build)
     mr = sub.add_parser("mutation-run", help="the catalog against every built mutant")
-    for opt in ("--kernel", "--initrd", "--manifest"):
-        mr.add_argument(opt, required=True)
+    mr.add_argument("--manifest", required=True)
     mr.add_argument("--case", default="*")
     mr.add_argument("--cases", default="conformance/cases")
     mr.add_argument("--deviations", default="conformance/deviations")
     mr.add_argument("--equivalents", default="conformance/strength/equivalent-mutants.toml")
     mr.add_argument("--golden", default="pcaps")
-    mr.add_argument("--out", default="out")
-    mr.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
+    guest_options(mr)
     mr.add_argument("--kernel-label", default="")
     mr.add_argument("--kernel-version", default="")
     mr.add_argument("--fixed", default="")
@@ -414,20 +415,14 @@ def main() -> int:
     mr.add_argument("--phase1", default="", help="with --debug: the catalog phase's directory")
     mr.set_defaults(func=cmd_mutation_run)
     rel = sub.add_parser("reliability", help="the debug kernel's detectors over fuzzing and cycles")
-    rel.add_argument("--kernel", required=True)
-    rel.add_argument("--initrd", required=True)
-    rel.add_argument("--out", default="out/debug")
-    rel.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
+    guest_options(rel, out="out/debug")
     rel.add_argument("--seed", type=lambda v: int(v, 0), default=20261203)
     rel.add_argument("--kernel-label", default="")
     rel.add_argument("--no-column", action="append", default=[])
     rel.add_argument("--kernel-version", default="")
     rel.set_defaults(func=cmd_reliability)
     b = sub.add_parser("bench", help="ILA/plain ratios in one boot (not a test)")
-    b.add_argument("--kernel", required=True)
-    b.add_argument("--initrd", required=True)
-    b.add_argument("--out", default="out")
-    b.add_argument("--accel", default="tcg", choices=["tcg", "kvm"])
+    guest_options(b)
     b.add_argument("--quick", action="store_true", help="one short round: a smoke check")
     b.add_argument("--profile", action="store_true", help="perf profiles instead (needs perf "
                    "in the initramfs)")
