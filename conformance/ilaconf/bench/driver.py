@@ -6,8 +6,8 @@ destination on an ILA route, with the same prefix lengths and next hops.
 Whatever slows the host down slows both alike; each run gives one
 ILA/plain ratio, and the result is the median and min-max over the rounds
 (which flow starts alternates from round to round). This is done for our
-module and for the in-tree module (adj-transport, patched: IMPLS_BENCHED),
-loaded in turn. Absolute rates go to out/bench.json but are not the result:
+module, for the in-tree module's routes (adj-transport, patched) and for the
+in-tree mapping table on the receive side (IMPLS_BENCHED), loaded in turn. Absolute rates go to out/bench.json but are not the result:
 TCG and a noisy host move them.
 
     bench-a (client)            veth            bench-b (server)
@@ -62,7 +62,7 @@ PORT = 9000
 SCALE_BASE = "3333:0:0:1:6666:1:0:0"  # ila-nl bulk counts up from here
 # The in-tree module as patched: unpatched, adj-transport gets every
 # checksum wrong (CONFORMANCE.md), and costs the same.
-IMPLS_BENCHED = benchreport.IMPLS_BENCHED  # ("module", "intree+patches")
+IMPLS_BENCHED = benchreport.IMPLS_BENCHED  # ours, in-tree routes, in-tree mapping table
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,18 @@ def plain_routes() -> list[str]:
 
 
 def ila_routes(impl: Impl) -> list[str]:
-    """The ILA flow's routes in impl's configuration: output and input, both ways."""
+    """The ILA flow's routes in impl's configuration: output and input, both ways.
+
+    A mapping-table column translates on input with a mapping instead of the
+    input route, in a PRE_ROUTING hook, so before early demux; its output
+    routes are the in-tree module's, with the same options.
+    """
+    if impl.interface == "mapping":
+        inputs = [f"ip -n {ns} ila add loc_match {loc} loc {SIR_LOCATOR} {impl.mapping_options}"
+                  for ns, loc in ((NS_B, LOCATOR_B), (NS_A, LOCATOR_A))]
+        outputs = [re.sub(r"(encap ila \S+)", rf"\1 {impl.mapping_options}", line)
+                   for line in ila_routes(IMPLS["module"]) if " local " not in line]
+        return outputs + inputs
     lines = [
         f"ip -n {NS_A} -6 route add {SERVER[1]}/128 encap ila {LOCATOR_B} via {LINK_B} dev va "
         f"src {CLIENT[1]}",
@@ -149,9 +160,12 @@ def ila_routes(impl: Impl) -> list[str]:
 
 
 def unroute(line: str) -> str:
-    """The 'ip route del' of an 'ip route add' line: its prefix and table."""
+    """The 'ip route del' of an 'ip route add' line: its prefix and table
+    (the 'ip ila del' of an 'ip ila add': its loc_match and loc)."""
     words = line.split()
     at = words.index("add")
+    if words[at - 1] == "ila":
+        return " ".join([*words[:at], "del", *words[at + 1:at + 5]])
     key = words[at + 1:at + (5 if words[at + 1] == "table" else 2)]  # [table local local] PREFIX
     return " ".join([*words[:at], "del", *key])
 

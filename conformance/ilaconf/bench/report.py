@@ -8,10 +8,18 @@ import statistics
 import subprocess
 from pathlib import Path
 
-IMPLS_BENCHED = ("module", "intree+patches")  # the columns, as in driver.py
+# The columns, as in driver.py: ours, the in-tree routes, and the in-tree
+# mapping table on the receive side (it translates before early demux).
+IMPLS_BENCHED = ("module", "intree+patches", "intree+patches-map")
+
+
+def columns(result: dict[str, object]) -> list[str]:
+    """The columns a run measured (an older out/bench.json may lack some)."""
+    return [c for c in IMPLS_BENCHED if c in result["workloads"][0]["ratio"]]
+
 
 def table(result: dict[str, object]) -> list[str]:
-    cols = IMPLS_BENCHED
+    cols = columns(result)
     lines = [f"# ILA/plain ratio, median [min-max] over {result['rounds']} rounds of "
              f"{result['seconds']} s pairs; the plain rate of the module's pairs (TCG, not a result)",
              f"{'workload':<32}" + "".join(f"{c:>26}" for c in cols) + f"{'plain (median)':>22}"]
@@ -43,7 +51,7 @@ DOC_BEGIN, DOC_END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 def markdown(result: dict[str, object]) -> str:
     """BENCH.md's figures section (make bench-doc), from out/bench.json."""
-    cols = IMPLS_BENCHED
+    cols = columns(result)
     out = [f"Measured {result['measured']} on kernel {result['kernel']}, {result['rounds']} rounds "
            f"of {result['seconds']} s per flow{' (BENCH_QUICK: a smoke run)' if result['quick'] else ''}"
            f"; `make bench` took {result['wall_s']:.0f} s.", "",
@@ -74,12 +82,17 @@ def markdown(result: dict[str, object]) -> str:
 def plot(result: dict[str, object], svg: Path) -> str:
     """One SVG of the ILA/plain ratio per workload, with its min-max spread."""
     data = svg.with_suffix(".dat")
+    cols = columns(result)
     rows = []
     for i, w in enumerate(result["workloads"]):
         cells = " ".join(f"{w['ratio'][c]['median']:.4f} {w['ratio'][c]['min']:.4f} "
-                         f"{w['ratio'][c]['max']:.4f}" for c in IMPLS_BENCHED)
+                         f"{w['ratio'][c]['max']:.4f}" for c in cols)
         rows.append(f'{i} "{w["name"]}" {cells}')
     data.write_text("\n".join(rows) + "\n")
+    series = ", \\\n     ".join(
+        f"'{data if i == 0 else ''}' using ($1{(i - (len(cols) - 1) / 2) * 0.2:+.2f}):{3 + 3 * i}:"
+        f"{4 + 3 * i}:{5 + 3 * i}{':xtic(2)' if i == 0 else ''} with yerrorbars pt {7 - 2 * i} "
+        f"title \"{c + (' (ours)' if c == 'module' else '')}\"" for i, c in enumerate(cols))
     script = f"""set terminal svg size 1100,600 dynamic noenhanced font "sans,11"
 set output '{svg}'
 set title "ILA/plain ratio per workload (median, bars min-max over {result['rounds']} rounds)"
@@ -90,8 +103,7 @@ set bmargin 12
 set xtics rotate by -40 left
 set grid ytics
 set key bottom left opaque box
-plot '{data}' using ($1-0.15):3:4:5:xtic(2) with yerrorbars pt 7 title "module (ours)", \\
-     '' using ($1+0.15):6:7:8 with yerrorbars pt 5 title "intree+patches", \\
+plot {series}, \\
      0.98 with lines dashtype 2 lc rgb "#008000" title "our goal: 0.98 (2%)", \\
      0.902 with lines dashtype 3 lc rgb "#c00000" title "seed: 0.902 (netperf TCP_RR, 10%)"
 """
