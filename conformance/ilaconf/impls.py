@@ -52,10 +52,10 @@ IMPLS = {
     "module": Impl("module", "/lib/modules/ila_ref.ko", "ila_ref",
                    "ours: kernel/ila, module ila_ref", "/proc/net/ila_ref_stats"),
     "intree-defaults": Impl("intree-defaults", "/lib/modules/ila.ko", "ila",
-                   "Linux 6.1 net/ipv6/ila, module ila, its defaults (the seed's commands verbatim)",
+                   "Linux net/ipv6/ila, module ila, its defaults (the seed's commands verbatim)",
                    None, features=INTREE_FEATURES),
     "intree-luid": Impl("intree-luid", "/lib/modules/ila.ko", "ila",
-                        f"Linux 6.1 net/ipv6/ila with '{INTREE_SEED_OPTIONS}' on every route",
+                        f"Linux net/ipv6/ila with '{INTREE_SEED_OPTIONS}' on every route",
                         None, INTREE_SEED_OPTIONS, runs_control=False,
                         features=INTREE_FEATURES),
     "intree+patches": Impl("intree+patches", "/lib/modules/patched/ila.ko", "ila",
@@ -84,9 +84,9 @@ INTREE_MAP_FEATURES = INTREE_FEATURES | {MAPPING_TABLE}
 for name, path, what, options, default in (
         ("module-map", "/lib/modules/ila_ref.ko", "ours: ila_ref implements no mapping table",
          "", True),
-        ("intree-map", "/lib/modules/ila.ko", "Linux 6.1 net/ipv6/ila's mapping table (ip ila), "
+        ("intree-map", "/lib/modules/ila.ko", "Linux net/ipv6/ila's mapping table (ip ila), "
          "its defaults", "", True),
-        ("intree-map-adj", "/lib/modules/ila.ko", "Linux 6.1 net/ipv6/ila's mapping table with "
+        ("intree-map-adj", "/lib/modules/ila.ko", "Linux net/ipv6/ila's mapping table with "
          f"'{INTREE_SEED_OPTIONS}'", INTREE_SEED_OPTIONS, False),
         ("intree+patches-map", "/lib/modules/patched/ila.ko", "the mapping table of net/ipv6/ila "
          f"with kernel/patches/ applied, '{INTREE_SEED_OPTIONS}'", INTREE_SEED_OPTIONS, False),
