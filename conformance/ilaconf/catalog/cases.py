@@ -385,6 +385,7 @@ def attach_clone(case: Case, column: str, entry: ColumnEntry) -> None:
 def attach(case: "Case | control.ControlCase", column: str, entry: ColumnEntry) -> None:
     entry.used += 1
     where = f"{entry.file} (for {case.id})"
+    source = f"of {entry.file} ({entry.describe()})"
     table = dict(entry.table)
     table["requirement"] = broken_requirement(case, table.get("requirement"))
     try:
@@ -392,14 +393,14 @@ def attach(case: "Case | control.ControlCase", column: str, entry: ColumnEntry) 
             keys = control.STOP_KEYS | {"requirement", "reason"}
             table = {k: v for k, v in table.items() if k in keys}
             dev, stop = control.load_deviation(Path(where), column, table, case.steps)
-            case.deviations[column] = dev
+            case.deviations[column] = dataclasses.replace(dev, source=source)
             if stop:
                 case.stops[column] = stop
             elif not any(column in s.deviation for s in case.steps):
                 raise CaseError(f"{where}: a control case needs 'step' and what it gives instead")
         else:
             table = {k: v for k, v in table.items() if k not in control.STOP_KEYS}
-            case.deviations[column] = load_deviations(Path(where), {column: table},
-                                                      packet=True, fill=fill)[column]
+            dev = load_deviations(Path(where), {column: table}, packet=True, fill=fill)[column]
+            case.deviations[column] = dataclasses.replace(dev, source=source)
     except (DeviationError, control.ControlError) as e:
         raise CaseError(str(e))

@@ -65,10 +65,18 @@ class Deviation:
     route_error: str | None = None  # the route set-up fails with this output
     clone: str | None = None  # cloned layouts: "modified", the shared data is written
     quote: str | None = None  # ICMPv6 errors: "untouched", the quote passes as received
+    source: str = ""  # the deviations file entry it came from; empty: the case's own table
 
     @property
     def label(self) -> str:
         return f"{self.requirement}: {self.reason}"
+
+    def stale_hint(self, column: str) -> str:
+        """What to edit when the deviation is no longer observed."""
+        if self.source:
+            return (f"the entry {self.source} no longer holds for {column}: narrow its 'when' or "
+                    "'columns', or give it 'fixed_by' or 'kernel' if a patch or a release fixed it")
+        return f"remove [deviation.{column}] from the case file"
 
 
 DEVIATION_KEYS = {"requirement", "reason", "outcome", "dst", "csum", "inject_error", "route_error",

@@ -345,7 +345,7 @@ class Session:
             return status, detail, diag
         if status == "pass":
             return "fail", (f"the declared deviation ({dev.label}) was not observed: the case "
-                            f"passes; remove [deviation.{self.impl.name}]"), []
+                            f"passes; {dev.stale_hint(self.impl.name)}"), []
         alt = expect.as_deviation(case, dev)
         if dev.route_error:
             alt_status, alt_detail, alt_diag = "fail", f"the route was accepted, not refused with '{dev.route_error}'", []

@@ -122,10 +122,10 @@ def run_steps(session, case: ControlCase, names: dict[str, str]) -> tuple[str, s
     dev = case.deviations.get(col)
     if dev and not deviated and col in case.stops:
         return "fail", (f"the declared deviation ({dev.label}) was not observed: step "
-                        f"{case.stops[col][0]} holds; remove [deviation.{col}]"), notes
+                        f"{case.stops[col][0]} holds; {dev.stale_hint(col)}"), notes
     if dev and not deviated:
         return "fail", (f"the declared deviation ({dev.label}) was not observed: every step "
-                        f"holds; remove [deviation.{col}]"), notes
+                        f"holds; {dev.stale_hint(col)}"), notes
     if dev:
         return "xfail", dev.label, [f"deviating steps: {deviated}", *notes]
     return "pass", "", notes
