@@ -270,16 +270,9 @@ class Bench:
             raise BenchError(f"{name}: {why}")
 
     def unload(self) -> None:
-        """rmmod, waiting for the routes' cached dst entries to let go of the module."""
-        deadline = time.monotonic() + 30
-        while True:
-            reply = self.s.guest.run("rmmod", [self.s.impl.module_name])
-            if reply.rc == 0:
-                self.s.impl = None
-                return
-            if time.monotonic() > deadline:
-                raise BenchError(f"rmmod {self.s.impl.module_name}: {' | '.join(reply.out)} for 30 s")
-            time.sleep(0.2)
+        why = self.s.unload()
+        if why:
+            raise BenchError(why)
 
     def workload(self, w: Workload, impl: str, first: int) -> None:
         """One run of both flows: plain (flow 1) and ILA (flow 2)."""

@@ -5,6 +5,7 @@ fenced, the routes removed, then the frames judged against the oracle and
 the golden capture (oracle/).
 """
 
+import errno
 import time
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address
@@ -130,6 +131,10 @@ def route_key(route: str) -> list[str]:
     return key
 
 
+# How long rmmod waits for a busy module (EAGAIN) to be let go of.
+UNLOAD_WAIT = 30.0
+
+
 class Session:
     """One booted guest; the implementation under test is loaded in turn."""
 
@@ -162,8 +167,9 @@ class Session:
         """Make impl the loaded implementation; why not, if it cannot be."""
         if self.impl and self.impl.module_name != impl.module_name or \
                 self.impl and self.impl.module_path != impl.module_path:
-            self.must("rmmod", [self.impl.module_name])
-            self.impl = None
+            why = self.unload()
+            if why:
+                raise GuestError(why)
         if self.impl is None:
             self.guest.run("dmesg", [])
             reply = self.guest.run("insmod", [impl.module_path])
@@ -179,6 +185,23 @@ class Session:
                 return why
         self.impl = impl
         return None
+
+    def unload(self, wait: float = UNLOAD_WAIT) -> str:
+        """rmmod the loaded implementation; why not, if it cannot be. A module
+        stays busy (EAGAIN) while cached dst entries of its routes, held by
+        sockets that are closing, still refer to it: wait for them."""
+        if self.impl is None:
+            return ""
+        deadline = time.monotonic() + wait
+        while True:
+            reply = self.guest.run("rmmod", [self.impl.module_name])
+            if reply.rc == 0:
+                self.impl = None
+                return ""
+            if reply.rc != errno.EAGAIN or time.monotonic() > deadline:
+                return (f"'rmmod {self.impl.module_name}' failed ({reply.rc}) after "
+                        f"{wait:.0f} s: " + " | ".join(reply.out))
+            time.sleep(0.2)
 
     def probe(self) -> str | None:
         """Does the loaded module own the ILA encap type? One route says."""
