@@ -239,7 +239,7 @@ def cmd_mutation_build(a: argparse.Namespace) -> int:
         if a.only:
             only = {i for i, f in mutation.load_fates(Path(a.only)).items() if f == "survived"}
         built = mutation.build(Path(a.kdir), Path(a.src).resolve(), Path(a.out).resolve(),
-                               patches, only=only, kunit=a.kunit)
+                               patches, only=only, kunit=a.kunit, pick=a.mutants)
     except mutation.MutationError as e:
         print(f"mutation: {e}", file=sys.stderr)
         return 2
@@ -247,6 +247,7 @@ def cmd_mutation_build(a: argparse.Namespace) -> int:
     bad = [b for b in built if not b.ko]
     print(f"# mutation: built {len(built) - len(bad)} of {len(built)} mutants"
           + (f" (the survivors of {a.only})" if a.only else
+             f" (MUTANTS={a.mutants})" if a.mutants != "*" else
              f" ({len(built) - len(patches)} generated, {len(patches)} from {a.broken})")
           + f"; {len(bad)} do not compile")
     broken = [b for b in bad if b.id.startswith("broken:")]
@@ -399,6 +400,7 @@ def main() -> int:
     mb.add_argument("--broken", default="conformance/strength/broken")
     mb.add_argument("--only", default="", help="a fates.json: build only its survivors")
     mb.add_argument("--kunit", action="store_true", help="and each xlat.c mutant's KUnit module")
+    mb.add_argument("--mutants", default="*", help="comma-separated globs over mutant ids")
     mb.set_defaults(func=cmd_mutation_build)
     mr = sub.add_parser("mutation-run", help="the catalog against every built mutant")
     mr.add_argument("--manifest", required=True)

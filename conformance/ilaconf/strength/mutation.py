@@ -27,7 +27,7 @@ from ..reliability import detectors
 from ..reports.report import Reporter, Result
 from ..running.columns import COLUMN_MARK
 from ..running.guest import Guest, GuestError
-from ..running.session import Paths, Session, boot
+from ..running.session import UNLOAD_WAIT, Paths, Session, boot
 from .mutants import OPERATORS, Mutant, generate
 
 STATS = "/proc/net/ila_ref_stats"
@@ -141,13 +141,20 @@ def kunit_name(module: str) -> str:
 
 
 def build(kdir: Path, src: Path, out: Path, patches: list[Path],
-          only: set[str] | None = None, kunit: bool = False) -> list[Built]:
-    """Every mutant (or those named in only), built; with kunit, a mutant of
-    xlat.c also gets its KUnit module (ila_kNNNN, CONFIG_KUNIT kernels)."""
+          only: set[str] | None = None, kunit: bool = False, pick: str = "*") -> list[Built]:
+    """Every mutant (or those named in only, or whose ids match one of pick's
+    comma-separated globs), built; with kunit, a mutant of xlat.c also gets
+    its KUnit module (ila_kNNNN, CONFIG_KUNIT kernels)."""
     mutants = generate(src)
     built = write_tree(out, src, mutants, patches, kunit)
     if only is not None:
         built = [b for b in built if b.id in only]
+    globs = [g.strip() for g in pick.split(",") if g.strip()] or ["*"]
+    picked = [b for b in built if any(fnmatch.fnmatch(b.id, g) for g in globs)]
+    if not picked:
+        raise MutationError(f"MUTANTS={pick} names no mutant; ids look like "
+                            f"{', '.join(b.id for b in built[:3])}")
+    built = picked
     log = kbuild(kdir, out, ["base"])
     if not (out / "base" / "ila_mbase.ko").exists():
         raise MutationError(f"our module itself does not build in {out / 'base'}:\n{log[-3000:]}")
@@ -252,7 +259,7 @@ def run(paths: Paths, reporter: Reporter, accel: str, built: list[Built], cases:
                 continue
             impl = impl_of(b)
             started = time.monotonic()
-            current = "loading"
+            current, killer = "loading", ""
             try:
                 if guest is None:
                     boots += 1
@@ -270,10 +277,19 @@ def run(paths: Paths, reporter: Reporter, accel: str, built: list[Built], cases:
                         order.remove(case)
                         order.insert(0, case)  # the next mutant meets it first
                         break
+                # Unloaded here, so that a module left busy is blamed on this
+                # mutant, never on the next one's load (a killed one gets a
+                # fresh guest rather than the full wait).
+                current = "rmmod"
+                why = session.unload(wait=5 if killer else UNLOAD_WAIT)
+                if why:
+                    killer = killer or f"its module stays loaded after the catalog: {why}"
+                    raise GuestError(why)
             except Done:
                 pass
             except GuestError as e:
-                killer = f"the guest died during {current}: {str(e).splitlines()[0]}"
+                if not killer:
+                    killer = f"the guest died during {current}: {str(e).splitlines()[0]}"
                 guest.close() if guest else None
                 guest = session = None
             if debug and guest:
