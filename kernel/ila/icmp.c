@@ -75,10 +75,24 @@ void ila_ref_rmap_del(struct ila_ref_params *p)
 		return;
 	spin_lock_bh(&ila_ref_rmap_lock);
 	hash_del_rcu(&p->rmap->node);
-	atomic_dec(&ila_ref_rmap_count);
+	WARN_ON_ONCE(atomic_dec_return(&ila_ref_rmap_count) < 0);
 	spin_unlock_bh(&ila_ref_rmap_lock);
 	kfree_rcu(p->rmap, rcu);
 	p->rmap = NULL;
+}
+
+/* How many reverse-map entries @net holds, for /proc/net/ila_ref_stats. */
+unsigned int ila_ref_rmap_entries(const struct net *net)
+{
+	struct ila_ref_rmap *e;
+	unsigned int n = 0;
+	int bkt;
+
+	rcu_read_lock();
+	hash_for_each_rcu(ila_ref_rmaps, bkt, e, node)
+		n += net_eq(read_pnet(&e->net), net);
+	rcu_read_unlock();
+	return n;
 }
 
 /* Does the route for @sir write @locator? */

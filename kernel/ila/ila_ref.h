@@ -54,6 +54,7 @@ bool ila_ref_adjust_csum(struct sk_buff *skb, int csum_off, u8 proto, __wsum dif
 int ila_ref_rmap_add(struct net *net, struct ila_ref_params *p,
 		     const struct in6_addr *dst, int plen);
 void ila_ref_rmap_del(struct ila_ref_params *p);
+unsigned int ila_ref_rmap_entries(const struct net *net);
 int ila_ref_icmp_init(void);
 void ila_ref_icmp_exit(void);
 

@@ -2,7 +2,7 @@
 /*
  * Per-network-namespace counters of what the data path did, so that a test
  * can account for every packet: /proc/net/ila_ref_stats, one "name value"
- * line per outcome.
+ * line per outcome, then the size of the ICMPv6 errors' reverse map.
  */
 #include <linux/percpu.h>
 #include <linux/proc_fs.h>
@@ -48,6 +48,9 @@ static int ila_ref_stats_show(struct seq_file *seq, void *v)
 			sum += per_cpu_ptr(in->counters, cpu)[i];
 		seq_printf(seq, "%s %llu\n", ila_ref_outcome_names[i], sum);
 	}
+	/* Not a counter: the output routes whose ICMPv6 errors come back. */
+	seq_printf(seq, "icmp_reverse_map_entries %u\n",
+		   ila_ref_rmap_entries(seq_file_single_net(seq)));
 	return 0;
 }
 
