@@ -10,8 +10,8 @@
  *
  * Protocol, one line each way, fields separated by single spaces:
  *   host:  ID VERB ARG...      VERB is exec, insmod (PATH [PARAM=VALUE...]),
- *                              rmmod, write, cat, dmesg (read and clear the
- *                              kernel log), reboot
+ *                              rmmod, write, cat ([-n NETNS] FILE), dmesg
+ *                              (read and clear the kernel log), reboot
  *   guest: ID out TEXT         zero or more lines of output
  *          ID rc N             last line: 0 on success
  *   guest: 0 ready RELEASE     once, when the agent starts
@@ -19,6 +19,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,18 +235,55 @@ static void cmd_write(const char *id, char **argv)
 	reply_rc(id, 0);
 }
 
+/*
+ * Open @path from inside the network namespace that "ip netns add @netns"
+ * made, as "ip -n" would run a command there: /proc/net names the opening
+ * thread's namespace, so the agent enters it for the open() alone.
+ */
+static FILE *open_in_netns(const char *netns, const char *path)
+{
+	char ns[256];
+	int home, there, err;
+	FILE *f;
+
+	snprintf(ns, sizeof(ns), "/run/netns/%s", netns);
+	there = open(ns, O_RDONLY | O_CLOEXEC);
+	if (there < 0)
+		return NULL;
+	home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (home < 0 || setns(there, CLONE_NEWNET)) {
+		err = errno;
+		close(there);
+		if (home >= 0)
+			close(home);
+		errno = err;
+		return NULL;
+	}
+	f = fopen(path, "re");
+	err = errno;
+	if (setns(home, CLONE_NEWNET))
+		die("cat -n: cannot return to the initial network namespace");
+	close(there);
+	close(home);
+	errno = err;
+	return f;
+}
+
+/* cat FILE, or cat -n NETNS FILE: FILE's lines as output. */
 static void cmd_cat(const char *id, char **argv)
 {
+	bool in_netns = argv[0] && !strcmp(argv[0], "-n");
+	const char *path = in_netns ? (argv[1] ? argv[2] : NULL) : argv[0];
 	char line[4096];
 	FILE *f;
 
-	if (!argv[0]) {
+	if (!path) {
 		reply_errno(id, "cat", EINVAL);
 		return;
 	}
-	f = fopen(argv[0], "re");
+	f = in_netns ? open_in_netns(argv[1], path) : fopen(path, "re");
 	if (!f) {
-		reply_errno(id, argv[0], errno);
+		reply_errno(id, path, errno);
 		return;
 	}
 	while (fgets(line, sizeof(line), f)) {
