@@ -7,7 +7,7 @@
  * its destination, so an ICMPv6 error about it quotes the ILA address. The
  * stack matches an error to its socket by the quoted addresses and finds
  * none: a Packet Too Big then never lowers the path MTU, and the flow stalls
- * (a PMTU black hole). A netfilter hook at PRE_ROUTING, which sees the input
+ * (a PMTU black hole). The PRE_ROUTING hook (hook.c), which sees the input
  * and the forward path alike, translates the quoted destination back to the
  * SIR address before the stack reads it, and keeps the quoted transport
  * checksum and the ICMPv6 checksum consistent.
@@ -19,12 +19,9 @@
  */
 #include <linux/hashtable.h>
 #include <linux/icmpv6.h>
-#include <linux/netfilter.h>
-#include <linux/netfilter_ipv6.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
 #include <net/lwtunnel.h>
-#include <net/netns/generic.h>
 
 #include "ila_ref.h"
 
@@ -192,42 +189,9 @@ static bool ila_ref_icmp_error(struct net *net, struct sk_buff *skb)
 	return true;
 }
 
-static unsigned int ila_ref_icmp_hook(void *priv, struct sk_buff *skb,
-				      const struct nf_hook_state *state)
+/* Called by the PRE_ROUTING hook for every packet (hook.c). */
+void ila_ref_icmp_quote(struct net *net, struct sk_buff *skb)
 {
-	if (atomic_read(&ila_ref_rmap_count) && ila_ref_icmp_error(state->net, skb))
-		ila_ref_count(state->net, ILA_REF_ICMP_ERROR);
-	return NF_ACCEPT;
-}
-
-static const struct nf_hook_ops ila_ref_icmp_ops = {
-	.hook		= ila_ref_icmp_hook,
-	.pf		= NFPROTO_IPV6,
-	.hooknum	= NF_INET_PRE_ROUTING,
-	.priority	= NF_IP6_PRI_FIRST + 1,
-};
-
-static int __net_init ila_ref_icmp_net_init(struct net *net)
-{
-	return nf_register_net_hook(net, &ila_ref_icmp_ops);
-}
-
-static void __net_exit ila_ref_icmp_net_exit(struct net *net)
-{
-	nf_unregister_net_hook(net, &ila_ref_icmp_ops);
-}
-
-static struct pernet_operations ila_ref_icmp_net_ops = {
-	.init = ila_ref_icmp_net_init,
-	.exit = ila_ref_icmp_net_exit,
-};
-
-int ila_ref_icmp_init(void)
-{
-	return register_pernet_subsys(&ila_ref_icmp_net_ops);
-}
-
-void ila_ref_icmp_exit(void)
-{
-	unregister_pernet_subsys(&ila_ref_icmp_net_ops);
+	if (atomic_read(&ila_ref_rmap_count) && ila_ref_icmp_error(net, skb))
+		ila_ref_count(net, ILA_REF_ICMP_ERROR);
 }

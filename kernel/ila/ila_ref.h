@@ -25,13 +25,23 @@ enum ila_ref_outcome {
 	ILA_REF_OUTCOME_MAX,
 };
 
+/* Counted besides a packet's outcome. */
+enum ila_ref_event {
+	/* translated on input ahead of the route lookup (early.c) */
+	ILA_REF_EARLY_INPUT = ILA_REF_OUTCOME_MAX,
+	ILA_REF_COUNTER_MAX,
+};
+
 struct ila_ref_rmap;
+struct ila_ref_early;
+struct lwtunnel_state;
 
 /* The state of one ILA route, kept in lwtunnel_state::data. */
 struct ila_ref_params {
 	__be64 locator;
 	__wsum locator_sum;		/* csum_partial() of the locator */
 	struct ila_ref_rmap *rmap;	/* its ICMP errors' way back, or NULL */
+	struct ila_ref_early *early;	/* its input before the lookup, or NULL */
 };
 
 static inline bool ila_ref_outcome_is_drop(enum ila_ref_outcome outcome)
@@ -55,10 +65,20 @@ int ila_ref_rmap_add(struct net *net, struct ila_ref_params *p,
 		     const struct in6_addr *dst, int plen);
 void ila_ref_rmap_del(struct ila_ref_params *p);
 unsigned int ila_ref_rmap_entries(const struct net *net);
-int ila_ref_icmp_init(void);
-void ila_ref_icmp_exit(void);
+void ila_ref_icmp_quote(struct net *net, struct sk_buff *skb);
 
-void ila_ref_count(struct net *net, enum ila_ref_outcome outcome);
+int ila_ref_early_add(struct net *net, struct lwtunnel_state *lwt,
+		      const struct in6_addr *dst);
+void ila_ref_early_del(struct ila_ref_params *p);
+unsigned int ila_ref_early_input(struct net *net, struct sk_buff *skb);
+int ila_ref_early_init(void);
+void ila_ref_early_exit(void);
+
+int ila_ref_hook_init(void);
+void ila_ref_hook_exit(void);
+
+/* @counter: an enum ila_ref_outcome or enum ila_ref_event */
+void ila_ref_count(struct net *net, unsigned int counter);
 int ila_ref_stats_init(void);
 void ila_ref_stats_exit(void);
 

@@ -100,13 +100,16 @@ static int ila_ref_build_state(struct net *net, struct nlattr *nla,
 			    (__force __be64)nla_get_u64(tb[ILA_ATTR_LOCATOR]));
 
 	/* An output route's ICMPv6 errors find their way back through it. */
-	if (family == AF_INET6 && cfg6->fc_type != RTN_LOCAL) {
+	if (family == AF_INET6 && cfg6->fc_type != RTN_LOCAL)
 		err = ila_ref_rmap_add(net, ila_ref_params(lwt), &cfg6->fc_dst,
 				       cfg6->fc_dst_len);
-		if (err) {
-			kfree(lwt);
-			return err;
-		}
+	/* A local /128 route may translate ahead of the lookup (early.c). */
+	else if (family == AF_INET6 && cfg6->fc_dst_len == 128 &&
+		 !cfg6->fc_src_len)
+		err = ila_ref_early_add(net, lwt, &cfg6->fc_dst);
+	if (err) {
+		kfree(lwt);
+		return err;
 	}
 
 	*ts = lwt;
@@ -116,6 +119,7 @@ static int ila_ref_build_state(struct net *net, struct nlattr *nla,
 static void ila_ref_destroy_state(struct lwtunnel_state *lwt)
 {
 	ila_ref_rmap_del(ila_ref_params(lwt));
+	ila_ref_early_del(ila_ref_params(lwt));
 }
 
 /* Translate, then hand the packet on; a drop is counted and freed here. */

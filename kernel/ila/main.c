@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ila_ref: module init and exit only. The counters come first so that no
- * packet can reach the data path before they exist, and go last; the ICMPv6
- * error hook comes before the routes whose errors it translates.
+ * packet can reach the data path before they exist, and go last; the
+ * FIB notifier and the PRE_ROUTING hook come before the routes whose packets
+ * they translate.
  */
 #include <linux/module.h>
 
@@ -16,9 +17,13 @@ static int __init ila_ref_init(void)
 	if (err)
 		goto err_stats;
 
-	err = ila_ref_icmp_init();
+	err = ila_ref_early_init();
 	if (err)
-		goto err_icmp;
+		goto err_early;
+
+	err = ila_ref_hook_init();
+	if (err)
+		goto err_hook;
 
 	err = ila_ref_lwt_init();
 	if (err)
@@ -27,8 +32,10 @@ static int __init ila_ref_init(void)
 	return 0;
 
 err_lwt:
-	ila_ref_icmp_exit();
-err_icmp:
+	ila_ref_hook_exit();
+err_hook:
+	ila_ref_early_exit();
+err_early:
 	ila_ref_stats_exit();
 err_stats:
 	return err;
@@ -37,7 +44,8 @@ err_stats:
 static void __exit ila_ref_exit(void)
 {
 	ila_ref_lwt_exit();
-	ila_ref_icmp_exit();
+	ila_ref_hook_exit();
+	ila_ref_early_exit();
 	ila_ref_stats_exit();
 }
 

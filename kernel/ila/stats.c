@@ -2,7 +2,8 @@
 /*
  * Per-network-namespace counters of what the data path did, so that a test
  * can account for every packet: /proc/net/ila_ref_stats, one "name value"
- * line per outcome, then the size of the ICMPv6 errors' reverse map.
+ * line per outcome and one for the input packets translated ahead of the
+ * route lookup, then the size of the ICMPv6 errors' reverse map.
  */
 #include <linux/percpu.h>
 #include <linux/proc_fs.h>
@@ -13,12 +14,12 @@
 #include "ila_ref.h"
 
 struct ila_ref_net {
-	u64 __percpu *counters;	/* ILA_REF_OUTCOME_MAX per CPU */
+	u64 __percpu *counters;	/* ILA_REF_COUNTER_MAX per CPU */
 };
 
 static unsigned int ila_ref_net_id __read_mostly;
 
-static const char *const ila_ref_outcome_names[ILA_REF_OUTCOME_MAX] = {
+static const char *const ila_ref_counter_names[ILA_REF_COUNTER_MAX] = {
 	[ILA_REF_XLAT_CSUM]	= "translated_csum_adjusted",
 	[ILA_REF_XLAT_NOCSUM]	= "translated_csum_untouched",
 	[ILA_REF_XLAT_NOOP]	= "translated_noop",
@@ -26,13 +27,14 @@ static const char *const ila_ref_outcome_names[ILA_REF_OUTCOME_MAX] = {
 	[ILA_REF_DROP_NOT_IPV6]	= "dropped_not_ipv6",
 	[ILA_REF_DROP_BAD_IPV6]	= "dropped_bad_ipv6_header",
 	[ILA_REF_DROP_NOMEM]	= "dropped_nomem",
+	[ILA_REF_EARLY_INPUT]	= "input_translated_before_lookup",
 };
 
-void ila_ref_count(struct net *net, enum ila_ref_outcome outcome)
+void ila_ref_count(struct net *net, unsigned int counter)
 {
 	struct ila_ref_net *in = net_generic(net, ila_ref_net_id);
 
-	this_cpu_inc(in->counters[outcome]);
+	this_cpu_inc(in->counters[counter]);
 }
 
 static int ila_ref_stats_show(struct seq_file *seq, void *v)
@@ -41,12 +43,12 @@ static int ila_ref_stats_show(struct seq_file *seq, void *v)
 					     ila_ref_net_id);
 	int cpu, i;
 
-	for (i = 0; i < ILA_REF_OUTCOME_MAX; i++) {
+	for (i = 0; i < ILA_REF_COUNTER_MAX; i++) {
 		u64 sum = 0;
 
 		for_each_possible_cpu(cpu)
 			sum += per_cpu_ptr(in->counters, cpu)[i];
-		seq_printf(seq, "%s %llu\n", ila_ref_outcome_names[i], sum);
+		seq_printf(seq, "%s %llu\n", ila_ref_counter_names[i], sum);
 	}
 	/* Not a counter: the output routes whose ICMPv6 errors come back. */
 	seq_printf(seq, "icmp_reverse_map_entries %u\n",
@@ -58,7 +60,7 @@ static int __net_init ila_ref_net_init(struct net *net)
 {
 	struct ila_ref_net *in = net_generic(net, ila_ref_net_id);
 
-	in->counters = __alloc_percpu(sizeof(u64) * ILA_REF_OUTCOME_MAX,
+	in->counters = __alloc_percpu(sizeof(u64) * ILA_REF_COUNTER_MAX,
 				      __alignof__(u64));
 	if (!in->counters)
 		return -ENOMEM;
