@@ -4,10 +4,11 @@
  *
  * An input route (type local, in table local: "encap ila LOCATOR" on the
  * host's own ILA address) translates in its lwtunnel input hook, which runs
- * after the input route lookup. Until then the packet carries the ILA address, which no socket is
- * bound to: early demux finds no socket, and every packet pays the route
- * lookup that a plain flow's packets skip by reusing their socket's cached
- * route (make bench: a TCP flow loses about ten points to it).
+ * after the input route lookup. Until then the packet carries the ILA
+ * address, which no socket is bound to: early demux finds no socket, and
+ * every packet pays the route lookup that a plain flow's packets skip by
+ * reusing their socket's cached route (make bench: a TCP flow loses about
+ * ten points to it).
  *
  * The PRE_ROUTING hook (hook.c) therefore translates the packets of such a
  * route first, found by their destination in a hash of the /128 local
@@ -35,11 +36,16 @@ struct ila_ref_early {
 	struct hlist_node node;
 	struct rcu_head rcu;
 	possible_net_t net;
-	struct in6_addr dst;			/* the route's destination */
-	const struct lwtunnel_state *lwt;	/* its state, only compared */
-	struct ila_ref_params params;		/* a copy of its locator */
-	unsigned long verdict;	/* generation << 1 | translate here */
+	struct in6_addr dst;		/* the route's destination */
+	/* Its state: freed after an RCU grace period, and after this entry. */
+	const struct lwtunnel_state *lwt;
+	unsigned long verdict;		/* generation << 1 | translate here */
 };
+
+static const struct ila_ref_params *ila_ref_early_params(const struct ila_ref_early *e)
+{
+	return (const struct ila_ref_params *)e->lwt->data;
+}
 
 static DEFINE_HASHTABLE(ila_ref_earlies, 8);
 static DEFINE_SPINLOCK(ila_ref_early_lock);
@@ -67,7 +73,6 @@ int ila_ref_early_add(struct net *net, struct lwtunnel_state *lwt,
 	write_pnet(&e->net, net);
 	e->dst = *dst;
 	e->lwt = lwt;
-	ila_ref_params_init(&e->params, p->locator);
 	spin_lock_bh(&ila_ref_early_lock);
 	hash_add_rcu(ila_ref_earlies, &e->node, ila_ref_early_key(net, dst));
 	atomic_inc(&ila_ref_early_count);
@@ -131,7 +136,7 @@ static bool ila_ref_early_allowed(struct net *net, struct ila_ref_early *e)
 	if ((verdict & ~1UL) == gen)
 		return verdict & 1;
 	sir = e->dst;
-	*(__be64 *)&sir = e->params.locator;
+	*(__be64 *)&sir = ila_ref_early_params(e)->locator;
 	ok = ila_ref_lookup_by_dst(net) &&
 	     ila_ref_local_route(net, &e->dst, e->lwt) &&
 	     ila_ref_local_route(net, &sir, NULL);
@@ -153,7 +158,7 @@ unsigned int ila_ref_early_input(struct net *net, struct sk_buff *skb)
 		if (!ipv6_addr_equal(&e->dst, daddr) || !net_eq(read_pnet(&e->net), net) ||
 		    !ila_ref_early_allowed(net, e))
 			continue;
-		outcome = ila_ref_xlat(skb, &e->params);
+		outcome = ila_ref_xlat(skb, ila_ref_early_params(e));
 		ila_ref_count(net, outcome);
 		if (ila_ref_outcome_is_drop(outcome))
 			return NF_DROP;
