@@ -192,15 +192,16 @@ class Session:
         sockets that are closing, still refer to it: wait for them."""
         if self.impl is None:
             return ""
-        deadline = time.monotonic() + wait
+        started = time.monotonic()
         while True:
             reply = self.guest.run("rmmod", [self.impl.module_name])
             if reply.rc == 0:
                 self.impl = None
                 return ""
-            if reply.rc != errno.EAGAIN or time.monotonic() > deadline:
+            waited = time.monotonic() - started
+            if reply.rc != errno.EAGAIN or waited > wait:
                 return (f"'rmmod {self.impl.module_name}' failed ({reply.rc}) after "
-                        f"{wait:.0f} s: " + " | ".join(reply.out))
+                        f"{waited:.1f} s: " + " | ".join(reply.out))
             time.sleep(0.2)
 
     def probe(self) -> str | None:
