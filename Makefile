@@ -198,11 +198,14 @@ fuzz: initramfs
 # The survivors then get a second chance on the debug kernel: their KUnit
 # tests (mutants of xlat.c), a few cases, kmemleak and the serial log.
 # MUTANTS=glob[,glob...] picks mutants by id (MUTANTS='icmp.c:*,xlat.c:ila_ref_xlat:*').
+# MUTATION_JOBS guests run side by side (default: one per CPU; TCG is one
+# thread per guest).
 MUTATION := $(OUT)/mutation
+MUTATION_JOBS ?= $(shell nproc)
 MUTATION_RUN = $(RUN) mutation-run --kernel $(KDIR)/arch/x86/boot/bzImage \
 	--initrd $(MUTATION)/initramfs.cpio.gz --manifest $(MUTATION)/mutants.json --out $(OUT) \
 	--accel $(QEMU_ACCEL) --kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))' \
-	--fixed '$(shell $(KBUILD) --fixed)'
+	--fixed '$(shell $(KBUILD) --fixed)' --jobs $(MUTATION_JOBS)
 mutation: initramfs
 	@$(RUN) mutation-build --kdir $(KDIR) --src kernel/ila --out $(MUTATION) --mutants '$(MUTANTS)'
 	@guest-init/mkinitramfs.sh $(MUTATION)/initramfs.cpio.gz $(INITRAMFS_FILES) $$(cat $(MUTATION)/mutants.kos)

@@ -275,7 +275,8 @@ def cmd_mutation_run(a: argparse.Namespace) -> int:
     rep = report.Reporter(out / "mutation", len(built), name=name, kernel=a.kernel_label,
                           kernel_version=a.kernel_version)
     started = time.monotonic()
-    fate = mutation.run(paths, rep, a.accel, built, chosen, equivalents, debug=a.debug)
+    fate = mutation.run(paths, rep, a.accel, built, chosen, equivalents, debug=a.debug,
+                        jobs=a.jobs)
     rep.finish()
     everything = built
     if a.debug:  # the survivors' second chance: merge with the catalog phase
@@ -287,7 +288,8 @@ def cmd_mutation_run(a: argparse.Namespace) -> int:
         mutation.save_fates(fate, out / "mutation" / "fates.json")
     lines = mutation.summary(everything, fate, equivalents)
     lines.append(f"# mutation: {time.monotonic() - started:.0f} s for {len(built)} mutants "
-                 f"against {len(chosen)} cases" + (" on the debug kernel" if a.debug else ""))
+                 f"against {len(chosen)} cases, {a.jobs} guest(s) side by side"
+                 + (" on the debug kernel" if a.debug else ""))
     print("\n".join(lines))
     (out / "mutation" / "summary.txt").write_text("\n".join(lines) + "\n")
     if not a.debug:
@@ -415,6 +417,7 @@ def main() -> int:
     mr.add_argument("--fixed", default="")
     mr.add_argument("--debug", action="store_true", help="the detector phase, on the debug kernel")
     mr.add_argument("--phase1", default="", help="with --debug: the catalog phase's directory")
+    mr.add_argument("--jobs", type=int, default=1, help="guests side by side, one mutant each")
     mr.set_defaults(func=cmd_mutation_run)
     rel = sub.add_parser("reliability", help="the debug kernel's detectors over fuzzing and cycles")
     guest_options(rel, out="out/debug")

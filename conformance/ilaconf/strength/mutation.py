@@ -17,6 +17,7 @@ import json
 import re
 import shutil
 import subprocess
+import threading
 import time
 import tomllib
 from dataclasses import dataclass
@@ -208,7 +209,8 @@ def impl_of(b: Built) -> Impl:
 # table's, which ours skips.) Each mutant gets a guest of its own here, so
 # that a leak or a module left busy is blamed on the mutant that made it.
 DETECTOR_CASES = ("control/netlink-*", "control/netns-*", "control/module-*", "control/family-*",
-                  "control/iproute2-*", "control/icmperr-udp-refused", "ipv4/*", "malformed/*",
+                  "control/iproute2-*", "control/input-*", "control/icmperr-udp-refused",
+                  "ipv4/*", "malformed/*",
                   "tcp/output-syn", "tcp/input-syn", "udp/input-port-unreachable",
                   "udp/output-datagram", "icmperr/forward-ptb-tcp", "ext/output-ah-tcp")
 
@@ -240,68 +242,109 @@ def detect(session: Session, b: Built, cases: list) -> tuple[str, str]:
 
 
 def run(paths: Paths, reporter: Reporter, accel: str, built: list[Built], cases: list,
-        equivalents: dict[str, tuple[str, str]], debug: bool = False) -> dict[str, str]:
+        equivalents: dict[str, tuple[str, str]], debug: bool = False, jobs: int = 1
+        ) -> dict[str, str]:
     """Each mutant against the catalog (with debug, the detector cases and the
-    detectors of the debug kernel); returns id -> killed by / survived."""
+    detectors of the debug kernel), on jobs guests side by side, each taking
+    the next mutant as it finishes one; returns id -> killed by / survived."""
     if debug:
         cases = [c for c in cases if any(fnmatch.fnmatch(c.id, g) for g in DETECTOR_CASES)]
-    order = list(cases)
     fate: dict[str, str] = {}
-    guest: Guest | None = None
-    session: Session | None = None
-    boots = 0
-    try:
-        for b in built:
-            if not b.ko:
-                fate[b.id] = "stillborn"
-                reporter.add(Result(f"mutation/{b.id}", "module", "skip",
-                                    f"stillborn: {b.error}", [], [b.what]))
-                continue
-            impl = impl_of(b)
-            started = time.monotonic()
-            current, killer = "loading", ""
-            try:
-                if guest is None:
-                    boots += 1
-                    guest, session = boot(paths, accel, f"mutation-{boots}")
-                if debug:
-                    killer, current = detect(session, b, order)
-                    raise Done
-                why = session.load(impl)
-                killer = f"did not load: {why.splitlines()[0]}" if why else ""
-                for case in [] if why else list(order):
-                    current = case.id
-                    r = session.run_case(case, bless=False)
-                    if r.status == "fail":
-                        killer = f"{case.id}: {r.detail}"
-                        order.remove(case)
-                        order.insert(0, case)  # the next mutant meets it first
-                        break
-                # Unloaded here, so that a module left busy is blamed on this
-                # mutant, never on the next one's load (a killed one gets a
-                # fresh guest rather than the full wait).
-                current = "rmmod"
-                why = session.unload(wait=5 if killer else UNLOAD_WAIT)
-                if why:
-                    killer = killer or f"its module stays loaded after the catalog: {why}"
-                    raise GuestError(why)
-            except Done:
-                pass
-            except GuestError as e:
-                if not killer:
-                    killer = f"the guest died during {current}: {str(e).splitlines()[0]}"
-                guest.close() if guest else None
-                guest = session = None
-            if debug and guest:
+    todo = list(built)
+    lock = threading.Lock()
+
+    def record(b: Built, killer: str, result: Result) -> None:
+        with lock:
+            fate[b.id] = killer
+            reporter.add(result)
+
+    def worker(n: int) -> None:
+        order = list(cases)  # each guest learns its own killer-first order
+        guest: Guest | None = None
+        session: Session | None = None
+        boots = 0
+        try:
+            while True:
+                with lock:
+                    if not todo:
+                        return
+                    b = todo.pop(0)
+                if not b.ko:
+                    record(b, "stillborn", Result(f"mutation/{b.id}", "module", "skip",
+                                                  f"stillborn: {b.error}", [], [b.what]))
+                    continue
+                started = time.monotonic()
+                current, killer = "loading", ""
+                try:
+                    if guest is None:
+                        boots += 1
+                        guest, session = boot(paths, accel, f"mutation-{n}.{boots}")
+                    if debug:
+                        killer, current = detect(session, b, order)
+                        raise Done
+                    current = "the catalog"
+                    killer = catalog(session, b, order)
+                    # Unloaded here, so that a module left busy is blamed on
+                    # this mutant, never on the next one's load (a killed one
+                    # gets a fresh guest rather than the full wait).
+                    current = "rmmod"
+                    why = session.unload(wait=5 if killer else UNLOAD_WAIT)
+                    if why:
+                        killer = killer or f"its module stays loaded after the catalog: {why}"
+                        raise GuestError(why)
+                except Done:
+                    pass
+                except GuestError as e:
+                    if not killer:
+                        killer = f"the guest died during {current}: {str(e).splitlines()[0]}"
+                    guest.close() if guest else None
+                    guest = session = None
+                if debug and guest:
+                    guest.close()
+                    guest = session = None
+                took = f"{time.monotonic() - started:.1f} s"
+                record(b, killer or "survived", verdict(b, killer, took, equivalents))
+        finally:
+            if guest:
                 guest.close()
-                guest = session = None
-            took = f"{time.monotonic() - started:.1f} s"
-            fate[b.id] = killer or "survived"
-            reporter.add(verdict(b, killer, took, equivalents))
-    finally:
-        if guest:
-            guest.close()
+
+    crashed: list[BaseException] = []
+
+    def guarded(n: int) -> None:
+        try:
+            worker(n)
+        except BaseException as e:  # re-raised below: no mutant goes unjudged
+            with lock:
+                crashed.append(e)
+                todo.clear()
+
+    threads = [threading.Thread(target=guarded, args=(n,), name=f"mutation-{n}")
+               for n in range(1, max(1, min(jobs, len(built))) + 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if crashed:
+        raise crashed[0]
     return fate
+
+
+def catalog(session: Session, b: Built, order: list) -> str:
+    """The catalog against one mutant, stopping at its first failing case,
+    which moves to the front of order for the next mutant; the killer."""
+    why = session.load(impl_of(b))
+    if why:
+        return f"did not load: {why.splitlines()[0]}"
+    for case in list(order):
+        try:
+            r = session.run_case(case, bless=False)
+        except GuestError as e:
+            raise GuestError(f"{case.id}: {e}") from e
+        if r.status == "fail":
+            order.remove(case)
+            order.insert(0, case)
+            return f"{case.id}: {r.detail}"
+    return ""
 
 
 def verdict(b: Built, killer: str, took: str, equivalents: dict[str, tuple[str, str]]) -> Result:
