@@ -39,7 +39,7 @@ struct lwtunnel_state;
 /* The state of one ILA route, kept in lwtunnel_state::data. */
 struct ila_ref_params {
 	__be64 locator;
-	__wsum locator_sum;		/* csum_partial() of the locator */
+	__wsum locator_sum;		/* its one's complement sum */
 	struct ila_ref_rmap *rmap;	/* its ICMP errors' way back, or NULL */
 	struct ila_ref_early *early;	/* its input before the lookup, or NULL */
 };
@@ -70,6 +70,7 @@ void ila_ref_icmp_quote(struct net *net, struct sk_buff *skb);
 int ila_ref_early_add(struct net *net, struct lwtunnel_state *lwt,
 		      const struct in6_addr *dst);
 void ila_ref_early_del(struct ila_ref_params *p);
+unsigned int ila_ref_early_entries(const struct net *net);
 unsigned int ila_ref_early_input(struct net *net, struct sk_buff *skb);
 int ila_ref_early_init(void);
 void ila_ref_early_exit(void);

@@ -23,10 +23,18 @@
 
 #include "ila_ref.h"
 
+/* A locator's one's complement sum, as two words: no call to csum_partial(). */
+static __wsum ila_ref_sum64(const __be64 *v)
+{
+	const __be32 *w = (const __be32 *)v;
+
+	return csum_add((__force __wsum)w[0], (__force __wsum)w[1]);
+}
+
 void ila_ref_params_init(struct ila_ref_params *p, __be64 locator)
 {
 	p->locator = locator;
-	p->locator_sum = csum_partial(&p->locator, sizeof(p->locator), 0);
+	p->locator_sum = ila_ref_sum64(&p->locator);
 }
 
 /* Offset of the checksum field in the transport header, or -1 for none. */
@@ -124,8 +132,13 @@ bool ila_ref_adjust_csum(struct sk_buff *skb, int csum_off, u8 proto, __wsum dif
 /* Make the first @len bytes private and linear; 0, or -ENOMEM. */
 static int ila_ref_writable(struct sk_buff *skb, unsigned int len)
 {
-	/* What skb_ensure_writable() checks first, without the call. */
-	if (likely(!skb_cloned(skb) && skb_headlen(skb) >= len))
+	/*
+	 * What skb_ensure_writable() checks first, without the call: a
+	 * linear head that is ours, or a clone's whose headers are private
+	 * (TCP's clones, which keep the payload shared).
+	 */
+	if (likely(skb_headlen(skb) >= len &&
+		   (!skb_cloned(skb) || skb_clone_writable(skb, len))))
 		return 0;
 	return skb_ensure_writable(skb, len);
 }
@@ -165,7 +178,7 @@ enum ila_ref_outcome ila_ref_xlat(struct sk_buff *skb,
 		return ILA_REF_DROP_NOMEM;
 
 	locator = (__be64 *)(skb->data + daddr_off);
-	diff = csum_sub(p->locator_sum, csum_partial(locator, sizeof(*locator), 0));
+	diff = csum_sub(p->locator_sum, ila_ref_sum64(locator));
 	if (csum_off >= 0 && ila_ref_adjust_csum(skb, csum_off, proto, diff))
 		outcome = ILA_REF_XLAT_CSUM;
 
