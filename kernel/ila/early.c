@@ -94,6 +94,23 @@ void ila_ref_early_del(struct ila_ref_params *p)
 	p->early = NULL;
 }
 
+/*
+ * How many local routes of @net are in the hash, for /proc/net/ila_ref_stats:
+ * counted by a walk, not kept, so that an entry left behind shows.
+ */
+unsigned int ila_ref_early_entries(const struct net *net)
+{
+	struct ila_ref_early *e;
+	unsigned int n = 0;
+	int bkt;
+
+	rcu_read_lock();
+	hash_for_each_rcu(ila_ref_earlies, bkt, e, node)
+		n += net_eq(read_pnet(&e->net), net);
+	rcu_read_unlock();
+	return n;
+}
+
 /* Does the route lookup of @addr give a local route with the state @lwt? */
 static bool ila_ref_local_route(struct net *net, const struct in6_addr *addr,
 				const struct lwtunnel_state *lwt)

@@ -53,6 +53,9 @@ static int ila_ref_stats_show(struct seq_file *seq, void *v)
 	/* Not a counter: the output routes whose ICMPv6 errors come back. */
 	seq_printf(seq, "icmp_reverse_map_entries %u\n",
 		   ila_ref_rmap_entries(seq_file_single_net(seq)));
+	/* Nor this: the local /128 routes input may translate ahead of. */
+	seq_printf(seq, "input_early_routes %u\n",
+		   ila_ref_early_entries(seq_file_single_net(seq)));
 	return 0;
 }
 
