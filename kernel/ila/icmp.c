@@ -15,7 +15,9 @@
  * The SIR address is found through a reverse map kept with the routes: each
  * output ILA route of 64 bits or more gives (its locator -> the upper 64 bits
  * of its destination). A candidate is taken only if a route lookup for it
- * returns an ILA route writing that very locator.
+ * returns an ILA route writing that very locator. Routes that give the same
+ * pair share one entry: the many /128 routes of one SIR prefix to one
+ * locator cost an error one candidate, not one route lookup each.
  */
 #include <linux/hashtable.h>
 #include <linux/icmpv6.h>
@@ -31,6 +33,7 @@ struct ila_ref_rmap {
 	possible_net_t net;
 	__be64 locator;		/* what the route writes */
 	__be64 sir;		/* the upper 64 bits of its destination */
+	unsigned int routes;	/* the routes that share it, under the lock */
 };
 
 static DEFINE_HASHTABLE(ila_ref_rmaps, 8);
@@ -46,21 +49,36 @@ static u64 ila_ref_rmap_key(const struct net *net, __be64 locator)
 int ila_ref_rmap_add(struct net *net, struct ila_ref_params *p,
 		     const struct in6_addr *dst, int plen)
 {
-	struct ila_ref_rmap *e;
+	__be64 sir = *(const __be64 *)dst;
+	struct ila_ref_rmap *e, *fresh;
+	u64 key;
 
 	/* A shorter prefix does not say what the SIR's upper bits were. */
 	if (plen < 64)
 		return 0;
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
-	if (!e)
+	/* Allocated ahead, outside the lock; freed if the pair has an entry. */
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
+	if (!fresh)
 		return -ENOMEM;
-	write_pnet(&e->net, net);
-	e->locator = p->locator;
-	e->sir = *(const __be64 *)dst;
+	key = ila_ref_rmap_key(net, p->locator);
 	spin_lock_bh(&ila_ref_rmap_lock);
-	hash_add_rcu(ila_ref_rmaps, &e->node, ila_ref_rmap_key(net, e->locator));
-	atomic_inc(&ila_ref_rmap_count);
+	hash_for_each_possible(ila_ref_rmaps, e, node, key) {
+		if (e->locator == p->locator && e->sir == sir &&
+		    net_eq(read_pnet(&e->net), net))
+			break;
+	}
+	if (!e) {
+		e = fresh;
+		fresh = NULL;
+		write_pnet(&e->net, net);
+		e->locator = p->locator;
+		e->sir = sir;
+		hash_add_rcu(ila_ref_rmaps, &e->node, key);
+		atomic_inc(&ila_ref_rmap_count);
+	}
+	e->routes++;
 	spin_unlock_bh(&ila_ref_rmap_lock);
+	kfree(fresh);
 	p->rmap = e;
 	return 0;
 }
@@ -68,17 +86,24 @@ int ila_ref_rmap_add(struct net *net, struct ila_ref_params *p,
 /* Called from destroy_state, which may run in softirq context. */
 void ila_ref_rmap_del(struct ila_ref_params *p)
 {
-	if (!p->rmap)
+	struct ila_ref_rmap *e = p->rmap;
+
+	if (!e)
 		return;
 	spin_lock_bh(&ila_ref_rmap_lock);
-	hash_del_rcu(&p->rmap->node);
-	WARN_ON_ONCE(atomic_dec_return(&ila_ref_rmap_count) < 0);
+	if (!--e->routes) {
+		hash_del_rcu(&e->node);
+		WARN_ON_ONCE(atomic_dec_return(&ila_ref_rmap_count) < 0);
+		kfree_rcu(e, rcu);
+	}
 	spin_unlock_bh(&ila_ref_rmap_lock);
-	kfree_rcu(p->rmap, rcu);
 	p->rmap = NULL;
 }
 
-/* How many reverse-map entries @net holds, for /proc/net/ila_ref_stats. */
+/*
+ * How many reverse-map entries @net holds, for /proc/net/ila_ref_stats: one
+ * per (locator, SIR prefix) pair of its output routes.
+ */
 unsigned int ila_ref_rmap_entries(const struct net *net)
 {
 	struct ila_ref_rmap *e;
