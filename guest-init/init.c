@@ -10,7 +10,8 @@
  *
  * Protocol, one line each way, fields separated by single spaces:
  *   host:  ID VERB ARG...      VERB is exec, insmod (PATH [PARAM=VALUE...]),
- *                              rmmod, write, cat ([-n NETNS] FILE), dmesg
+ *                              rmmod, write, cat ([-n NETNS] FILE), mode
+ *                              (FILE's permission bits, in octal), dmesg
  *                              (read and clear the kernel log), reboot
  *   guest: ID out TEXT         zero or more lines of output
  *          ID rc N             last line: 0 on success
@@ -294,6 +295,25 @@ static void cmd_cat(const char *id, char **argv)
 	reply_rc(id, 0);
 }
 
+/* mode FILE: its permission bits in octal, as "stat -c %a" would print them. */
+static void cmd_mode(const char *id, char **argv)
+{
+	char text[16];
+	struct stat st;
+
+	if (!argv[0]) {
+		reply_errno(id, "mode", EINVAL);
+		return;
+	}
+	if (stat(argv[0], &st)) {
+		reply_errno(id, argv[0], errno);
+		return;
+	}
+	snprintf(text, sizeof(text), "%o", (unsigned int)(st.st_mode & 07777));
+	reply_out(id, text);
+	reply_rc(id, 0);
+}
+
 /* The kernel log since the last dmesg, without the "<level>" prefixes. */
 static void cmd_dmesg(const char *id)
 {
@@ -356,6 +376,8 @@ static void serve(void)
 			cmd_write(argv[0], argv + 2);
 		else if (!strcmp(argv[1], "cat"))
 			cmd_cat(argv[0], argv + 2);
+		else if (!strcmp(argv[1], "mode"))
+			cmd_mode(argv[0], argv + 2);
 		else if (!strcmp(argv[1], "dmesg"))
 			cmd_dmesg(argv[0]);
 		else if (!strcmp(argv[1], "reboot"))

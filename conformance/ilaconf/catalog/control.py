@@ -29,7 +29,7 @@ from .deviations import Deviation, DeviationError, load_deviations
 
 BINARIES = {"ip": topology.IP, "ila-nl": "/bin/ila-nl", "ila-inject": "/bin/ila-inject",
             "ila-map": "/bin/ila-map", "ila-sock": "/bin/ila-sock"}
-AGENT_VERBS = {"insmod", "rmmod", "cat", "write", "dmesg"}
+AGENT_VERBS = {"insmod", "rmmod", "cat", "mode", "write", "dmesg"}
 STEP_KEYS = {"run", "rc", "stdout", "contains", "match", "absent", "json", "retry", "report",
              "timeout", "deviation", "respond"}
 # what the host answers while a step runs (running/responders.py)
