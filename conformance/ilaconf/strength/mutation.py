@@ -52,19 +52,32 @@ class Done(Exception):
     """The detector phase has its verdict for the mutant."""
 
 
-def load_equivalents(file: Path) -> dict[str, tuple[str, str]]:
-    """id -> (the mutated line, the reason), from [[equivalent]] tables."""
+# An [[equivalent]] mutant behaves as the original wherever it runs; an
+# [[untestable]] one does not, but only on a path no case can reach (an
+# allocation failure, without fault injection): it counts against the score.
+KINDS = ("equivalent", "untestable")
+
+
+def load_equivalents(file: Path) -> dict[str, tuple[str, str, str]]:
+    """id -> (the mutated line, the reason, its kind), from the [[equivalent]]
+    and [[untestable]] tables."""
     if not file.exists():
         return {}
     try:
         data = tomllib.loads(file.read_text())
     except tomllib.TOMLDecodeError as e:
         raise MutationError(f"{file}: not valid TOML: {e}")
+    if set(data) - set(KINDS):
+        raise MutationError(f"{file}: unknown tables {sorted(set(data) - set(KINDS))}; "
+                            f"known: {', '.join(KINDS)}")
     out = {}
-    for n, t in enumerate(data.get("equivalent", []), 1):
-        if set(t) != {"id", "mutant", "reason"}:
-            raise MutationError(f"{file}: equivalent {n} needs exactly id, mutant and reason")
-        out[t["id"]] = (t["mutant"], t["reason"])
+    for kind in KINDS:
+        for n, t in enumerate(data.get(kind, []), 1):
+            if set(t) != {"id", "mutant", "reason"}:
+                raise MutationError(f"{file}: {kind} {n} needs exactly id, mutant and reason")
+            if t["id"] in out:
+                raise MutationError(f"{file}: {t['id']} is listed twice")
+            out[t["id"]] = (t["mutant"], t["reason"], kind)
     return out
 
 
@@ -210,6 +223,7 @@ def impl_of(b: Built) -> Impl:
 # that a leak or a module left busy is blamed on the mutant that made it.
 DETECTOR_CASES = ("control/netlink-*", "control/netns-*", "control/module-*", "control/family-*",
                   "control/iproute2-*", "control/input-*", "control/icmperr-udp-refused",
+                  "control/icmperr-reverse-map",
                   "ipv4/*", "malformed/*",
                   "tcp/output-syn", "tcp/input-syn", "udp/input-port-unreachable",
                   "udp/output-datagram", "icmperr/forward-ptb-tcp", "ext/output-ah-tcp")
@@ -242,7 +256,7 @@ def detect(session: Session, b: Built, cases: list) -> tuple[str, str]:
 
 
 def run(paths: Paths, reporter: Reporter, accel: str, built: list[Built], cases: list,
-        equivalents: dict[str, tuple[str, str]], debug: bool = False, jobs: int = 1
+        equivalents: dict[str, tuple[str, str, str]], debug: bool = False, jobs: int = 1
         ) -> dict[str, str]:
     """Each mutant against the catalog (with debug, the detector cases and the
     detectors of the debug kernel), on jobs guests side by side, each taking
@@ -347,21 +361,21 @@ def catalog(session: Session, b: Built, order: list) -> str:
     return ""
 
 
-def verdict(b: Built, killer: str, took: str, equivalents: dict[str, tuple[str, str]]) -> Result:
+def verdict(b: Built, killer: str, took: str, equivalents: dict[str, tuple[str, str, str]]) -> Result:
     eq = equivalents.get(b.id)
     name = f"mutation/{b.id}"
     if killer and eq:
-        return Result(name, "module", "fail", f"listed as equivalent, but killed by {killer}: "
+        return Result(name, "module", "fail", f"listed as {eq[2]}, but killed by {killer}: "
                       "remove it from the equivalents file", [], [b.what])
     if killer:
         return Result(name, "module", "pass", "", [],
                       [f"killed{f' in {took}' if took else ''} by {killer}", b.what])
     if eq:
-        mutated, reason = eq
+        mutated, reason, kind = eq
         if mutated.strip() not in b.what:
             return Result(name, "module", "fail", f"survives; its equivalents entry names another "
                           f"change ({mutated!r}): the source moved, check it again", [], [b.what])
-        return Result(name, "module", "skip", f"equivalent: {reason}", [], [b.what])
+        return Result(name, "module", "skip", f"{kind}: {reason}", [], [b.what])
     return Result(name, "module", "fail", "survives every case: add a case that kills it, or "
                   "list it as equivalent with the reason", [],
                   [b.what, f"ran every case in {took}" if took else "ran every case"])
@@ -377,18 +391,21 @@ def load_fates(file: Path) -> dict[str, str]:
     return json.loads(file.read_text())
 
 
-def summary(built: list[Built], fate: dict[str, str], equivalents: dict[str, tuple[str, str]]
+def summary(built: list[Built], fate: dict[str, str], equivalents: dict[str, tuple[str, str, str]]
             ) -> list[str]:
     n = len(built)
     stillborn = sum(f == "stillborn" for f in fate.values())
     killed = sum(f not in ("stillborn", "survived") for f in fate.values())
-    equivalent = sum(1 for b in built if fate.get(b.id) == "survived" and b.id in equivalents)
+    listed = {b.id: equivalents[b.id][2] for b in built
+              if fate.get(b.id) == "survived" and b.id in equivalents}
+    equivalent = sum(kind == "equivalent" for kind in listed.values())
+    untestable = sum(kind == "untestable" for kind in listed.values())
     survivors = [b for b in built if fate.get(b.id) == "survived" and b.id not in equivalents]
     scored = n - stillborn - equivalent
     score = 100.0 * killed / scored if scored else 100.0
     lines = [f"# mutation: {len(OPERATORS)} operators ({', '.join(OPERATORS)}); {n} mutants, "
              f"{stillborn} stillborn, {killed} killed, {equivalent} equivalent, "
-             f"{len(survivors)} survivors",
+             f"{untestable} untestable, {len(survivors)} survivors",
              f"# mutation score: {killed} of {scored} non-equivalent mutants killed ({score:.1f}%)"]
     lines += [f"# survivor {b.id}: {b.what}" for b in survivors]
     return lines
