@@ -236,8 +236,10 @@ def cmd_mutation_build(a: argparse.Namespace) -> int:
     patches = sorted(Path(a.broken).glob("*.patch"))
     try:
         only = None
-        if a.only:
-            only = {i for i, f in mutation.load_fates(Path(a.only)).items() if f == "survived"}
+        if a.only:  # the debug phase: survivors the equivalents file does not explain
+            listed = mutation.load_equivalents(Path(a.equivalents))
+            only = {i for i, f in mutation.load_fates(Path(a.only)).items()
+                    if f == "survived" and i not in listed}
         built = mutation.build(Path(a.kdir), Path(a.src).resolve(), Path(a.out).resolve(),
                                patches, only=only, kunit=a.kunit, pick=a.mutants)
     except mutation.MutationError as e:
@@ -246,7 +248,7 @@ def cmd_mutation_build(a: argparse.Namespace) -> int:
     mutation.save(built, Path(a.out) / "mutants.json")
     bad = [b for b in built if not b.ko]
     print(f"# mutation: built {len(built) - len(bad)} of {len(built)} mutants"
-          + (f" (the survivors of {a.only})" if a.only else
+          + (f" (the unlisted survivors of {a.only})" if a.only else
              f" (MUTANTS={a.mutants})" if a.mutants != "*" else
              f" ({len(built) - len(patches)} generated, {len(patches)} from {a.broken})")
           + f"; {len(bad)} do not compile")
@@ -400,7 +402,8 @@ def main() -> int:
     mb.add_argument("--src", default="kernel/ila")
     mb.add_argument("--out", required=True)
     mb.add_argument("--broken", default="conformance/strength/broken")
-    mb.add_argument("--only", default="", help="a fates.json: build only its survivors")
+    mb.add_argument("--only", default="", help="a fates.json: build only its unlisted survivors")
+    mb.add_argument("--equivalents", default="conformance/strength/equivalent-mutants.toml")
     mb.add_argument("--kunit", action="store_true", help="and each xlat.c mutant's KUnit module")
     mb.add_argument("--mutants", default="*", help="comma-separated globs over mutant ids")
     mb.set_defaults(func=cmd_mutation_build)
