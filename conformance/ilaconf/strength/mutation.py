@@ -54,7 +54,8 @@ class Done(Exception):
 
 # An [[equivalent]] mutant behaves as the original wherever it runs; an
 # [[untestable]] one does not, but only on a path no case can reach (an
-# allocation failure, without fault injection): it counts against the score.
+# allocation failure, without fault injection) or in a way no detector sees
+# (a per-CPU leak): it counts against the score.
 KINDS = ("equivalent", "untestable")
 
 
