@@ -8,6 +8,7 @@
  */
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv6.h>
+#include <net/ipv6.h>
 #include <net/net_namespace.h>
 
 #include "ila_ref.h"
@@ -15,7 +16,11 @@
 static unsigned int ila_ref_prerouting(void *priv, struct sk_buff *skb,
 				       const struct nf_hook_state *state)
 {
-	ila_ref_icmp_quote(state->net, skb);
+	u8 nexthdr = ipv6_hdr(skb)->nexthdr;
+
+	/* Only ICMPv6, maybe past extension headers, can be an error. */
+	if (nexthdr != IPPROTO_TCP && nexthdr != IPPROTO_UDP)
+		ila_ref_icmp_quote(state->net, skb);
 	return ila_ref_early_input(state->net, skb);
 }
 

@@ -185,7 +185,7 @@ static bool ila_ref_icmp_error(struct net *net, struct sk_buff *skb)
 	qnh = skb_header_pointer(skb, qoff + offsetof(struct ipv6hdr, nexthdr),
 				 sizeof(nhbuf), &nhbuf);
 	qnexthdr = *qnh;
-	csum_off = ila_ref_csum_offset(skb, qoff, qnexthdr, &proto);
+	csum_off = ila_ref_quote_csum_offset(skb, qoff, qnexthdr, &proto);
 	if (skb_ensure_writable(skb, max_t(int, csum_off + sizeof(__sum16),
 					   qoff + sizeof(struct ipv6hdr))))
 		return false;

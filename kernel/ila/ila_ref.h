@@ -53,13 +53,11 @@ void ila_ref_params_init(struct ila_ref_params *p, __be64 locator);
 enum ila_ref_outcome ila_ref_xlat(struct sk_buff *skb,
 				  const struct ila_ref_params *p);
 /*
- * The offset of the transport checksum of the IPv6 header at @nhoff whose
- * next header is @nexthdr (*@proto its protocol), or -1 where no checksum
- * covers its destination.
+ * The offset of the transport checksum of the packet an ICMPv6 error quotes,
+ * whose IPv6 header is at @qoff and its next header @qnexthdr (*@proto its
+ * protocol), or -1 where no checksum covers its destination.
  */
-int ila_ref_csum_offset(const struct sk_buff *skb, int nhoff, u8 nexthdr, u8 *proto);
-/* Adjust the writable checksum at @csum_off by @diff; whether it changed. */
-bool ila_ref_adjust_csum(struct sk_buff *skb, int csum_off, u8 proto, __wsum diff);
+int ila_ref_quote_csum_offset(const struct sk_buff *skb, int qoff, u8 qnexthdr, u8 *proto);
 
 int ila_ref_rmap_add(struct net *net, struct ila_ref_params *p,
 		     const struct in6_addr *dst, int plen);

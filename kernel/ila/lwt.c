@@ -122,8 +122,11 @@ static void ila_ref_destroy_state(struct lwtunnel_state *lwt)
 	ila_ref_early_del(ila_ref_params(lwt));
 }
 
-/* Translate, then hand the packet on; a drop is counted and freed here. */
-static int ila_ref_xlat_or_drop(struct net *net, struct sk_buff *skb)
+/*
+ * Translate, then hand the packet on; a drop is counted and freed here.
+ * Inline: it is the output and input hooks' whole work.
+ */
+static __always_inline int ila_ref_xlat_or_drop(struct net *net, struct sk_buff *skb)
 {
 	struct lwtunnel_state *lwt = skb_dst(skb)->lwtstate;
 	enum ila_ref_outcome outcome;

@@ -58,7 +58,7 @@ static int ila_ref_csum_field(u8 proto)
  * skb_header_pointer(), so nothing here keeps a pointer into the skb; each
  * header is 8 bytes or more, so the walk ends by the end of the packet.
  */
-static int ila_ref_skip_exthdrs(const struct sk_buff *skb, int off, u8 *nexthdr)
+static noinline int ila_ref_skip_exthdrs(const struct sk_buff *skb, int off, u8 *nexthdr)
 {
 	for (;;) {
 		struct ipv6_opt_hdr ext, *hp;
@@ -95,7 +95,14 @@ static int ila_ref_skip_exthdrs(const struct sk_buff *skb, int off, u8 *nexthdr)
 	}
 }
 
-int ila_ref_csum_offset(const struct sk_buff *skb, int nhoff, u8 nexthdr, u8 *proto)
+/*
+ * The offset of the transport checksum of the IPv6 header at @nhoff whose
+ * next header is @nexthdr (*@proto its protocol), or -1 where no checksum
+ * covers its destination. Inline, for the data path: the walk above is the
+ * only call, and only past extension headers.
+ */
+static __always_inline int ila_ref_csum_offset(const struct sk_buff *skb, int nhoff,
+					       u8 nexthdr, u8 *proto)
 {
 	int off = nhoff + sizeof(struct ipv6hdr), field;
 
@@ -113,7 +120,8 @@ int ila_ref_csum_offset(const struct sk_buff *skb, int nhoff, u8 nexthdr, u8 *pr
 	return off + field;
 }
 
-bool ila_ref_adjust_csum(struct sk_buff *skb, int csum_off, u8 proto, __wsum diff)
+/* Adjust the writable checksum at @csum_off by @diff; whether it changed. */
+static bool ila_ref_adjust_csum(struct sk_buff *skb, int csum_off, u8 proto, __wsum diff)
 {
 	__sum16 *sum = (__sum16 *)(skb->data + csum_off);
 
@@ -127,6 +135,12 @@ bool ila_ref_adjust_csum(struct sk_buff *skb, int csum_off, u8 proto, __wsum dif
 	if (proto == IPPROTO_UDP && !*sum)
 		*sum = CSUM_MANGLED_0;
 	return true;
+}
+
+/* The same for the packet an ICMPv6 error quotes at @qoff (icmp.c). */
+int ila_ref_quote_csum_offset(const struct sk_buff *skb, int qoff, u8 qnexthdr, u8 *proto)
+{
+	return ila_ref_csum_offset(skb, qoff, qnexthdr, proto);
 }
 
 /* Make the first @len bytes private and linear; 0, or -ENOMEM. */
