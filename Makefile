@@ -9,7 +9,8 @@ SHELL := /bin/bash
 #            KERNEL=default|debug  KVER=6.1|6.12|6.1.176-1|6.1,6.12  KSRC=/path/to/linux
 #            QEMU_ACCEL=tcg|kvm  ILA_CACHE=dir
 #   make reliability   the debug kernel: KUnit, fuzzing, load/unload cycles
-#   make bench         ILA/plain ratios, translation cost, scale (BENCH_QUICK=1: smoke)
+#   make bench         ILA/plain ratios, translation cost, scale (BENCH_QUICK=1: smoke;
+#                      BENCH_ONLY='veth udp-pps*,...' BENCH_ROUNDS=n: a focused run, no scale)
 #   make bench-doc     BENCH.md's figures and BENCH.svg from the last make bench
 #   make bench-profile perf in the guest: where a plain and an ILA flow spend their time
 .DEFAULT_GOAL := conformance
@@ -287,7 +288,8 @@ reliability-run: initramfs
 bench: initramfs
 	@scripts/deps.sh gnuplot-nox
 	@$(RUN) bench --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
-		--accel $(QEMU_ACCEL) --out $(OUT) $(if $(BENCH_QUICK),--quick)
+		--accel $(QEMU_ACCEL) --out $(OUT) $(if $(BENCH_QUICK),--quick) \
+		$(if $(BENCH_ONLY),--only '$(BENCH_ONLY)') $(if $(BENCH_ROUNDS),--rounds $(BENCH_ROUNDS))
 
 # Where the time goes: perf (the host's, with its libraries) in the guest.
 bench-profile: initramfs

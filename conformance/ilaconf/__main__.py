@@ -1,6 +1,7 @@
 """Command line: python3 -m ilaconf run|summary ... (the Makefile calls it)."""
 
 import argparse
+import dataclasses
 import json
 import shutil
 import sys
@@ -317,13 +318,23 @@ def cmd_bench(a: argparse.Namespace) -> int:
     if a.quick:  # a smoke check: every workload once, the smallest scale
         settings = bench.Settings(rounds=1, seconds=0.2, scale_counts=(1000,), iterations=20_000,
                                   quick=True)
+    if a.only or a.rounds:
+        settings = dataclasses.replace(settings, only=tuple(g.strip() for g in a.only.split(",")
+                                                            if g.strip()),
+                                       rounds=a.rounds or settings.rounds)
+        if a.only and not settings.workloads:
+            print(f"bench: BENCH_ONLY={a.only!r} matches no workload; the workloads are:\n  "
+                  + "\n  ".join(w.name for w in bench.WORKLOADS), file=sys.stderr)
+            return 2
     if a.profile:
         settings = bench.Settings(profile=True)
         print("# bench: perf profiles of the plain and the ILA flow, each alone")
         return bench.run(paths, settings, a.accel)
-    print(f"# bench: {len(bench.WORKLOADS)} workloads x {settings.rounds} round(s) for each of "
+    scale = ("no scale figures (BENCH_ONLY)" if settings.only
+             else f"scale {', '.join(map(str, settings.scale_counts))} routes")
+    print(f"# bench: {len(settings.workloads)} workloads x {settings.rounds} round(s) for each of "
           f"{', '.join(bench.IMPLS_BENCHED)}: a plain and an ILA flow in alternating slices, "
-          f"{settings.seconds} s each; scale {', '.join(map(str, settings.scale_counts))} routes")
+          f"{settings.seconds} s each; {scale}")
     return bench.run(paths, settings, a.accel)
 
 
@@ -334,6 +345,10 @@ def cmd_bench_doc(a: argparse.Namespace) -> int:
         print(f"bench-doc: {data} missing: run make bench first", file=sys.stderr)
         return 2
     result = json.loads(data.read_text())
+    if result.get("only"):
+        print(f"bench-doc: {data} is a partial run (BENCH_ONLY={','.join(result['only'])}): "
+              "BENCH.md takes the figures of a full make bench", file=sys.stderr)
+        return 2
     problem = matrix.update_section(doc, benchreport.DOC_BEGIN, benchreport.DOC_END,
                                    benchreport.markdown(result))
     if problem:
@@ -434,6 +449,9 @@ def main() -> int:
     b.add_argument("--quick", action="store_true", help="one short round: a smoke check")
     b.add_argument("--profile", action="store_true", help="perf profiles instead (needs perf "
                    "in the initramfs)")
+    b.add_argument("--only", default="", help="comma-separated globs of workload names; "
+                   "no scale figures")
+    b.add_argument("--rounds", type=int, default=0, help="rounds instead of the default")
     b.set_defaults(func=cmd_bench)
     d = sub.add_parser("bench-doc", help="write the last bench's figures into BENCH.md")
     d.add_argument("json")
