@@ -19,11 +19,12 @@ dir=$cache/src/ila-$version
 
 die() { echo "fetch-ila: $*" >&2; exit 1; }
 
+# Checked under the lock: another run (from a second checkout) may have
+# extracted it while this one waited, and may be building from it now.
+mkdir -p "$cache/debs" "$cache/src" "$cache/locks"
+exec 9>"$cache/locks/fetch-ila-$version"
+flock 9
 if [ ! -f "$dir/.ila-extracted" ]; then
-	mkdir -p "$cache/debs" "$cache/src"
-	mkdir -p "$cache/locks"
-	exec 9>"$cache/locks/fetch-ila-$version"
-	flock 9
 	if [ ! -f "$deb" ]; then
 		echo "fetch-ila: downloading $pkg=$version into $cache/debs" >&2
 		(cd "$cache/debs" && apt-get download -q -o APT::Sandbox::User="$(id -un)" \
