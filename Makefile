@@ -289,7 +289,8 @@ bench: initramfs
 	@scripts/deps.sh gnuplot-nox
 	@$(RUN) bench --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.cpio.gz \
 		--accel $(QEMU_ACCEL) --out $(OUT) $(if $(BENCH_QUICK),--quick) \
-		$(if $(BENCH_ONLY),--only '$(BENCH_ONLY)') $(if $(BENCH_ROUNDS),--rounds $(BENCH_ROUNDS))
+		$(if $(BENCH_ONLY),--only '$(BENCH_ONLY)') $(if $(BENCH_ROUNDS),--rounds $(BENCH_ROUNDS)) \
+		--impl '$(IMPL)' --externals $(OUT)/build/external/list
 
 # Where the time goes: perf (the host's, with its libraries) in the guest.
 bench-profile: initramfs

@@ -41,9 +41,19 @@ for spec in "${specs[@]}"; do
 		exit 1
 	fi
 	echo "externals: building $name from $dir" >&2
-	ko=$("$here/build-module.sh" "$kdir" "$dir" "$outdir/$name.build")
-	[ "$(echo "$ko" | wc -l)" -eq 1 ] || {
-		echo "externals: $dir must build exactly one module, built:" $ko >&2
+	built=$("$here/build-module.sh" "$kdir" "$dir" "$outdir/$name.build")
+	ko=$built
+	# A tree that also builds helpers (a copy of kernel/ila builds its
+	# micro-benchmark too): the implementation is the module that
+	# registers an lwtunnel encap.
+	if [ "$(echo "$built" | wc -l)" -gt 1 ]; then
+		ko=$(for k in $built; do
+			if nm -u "$k" | grep -qw lwtunnel_encap_add_ops; then echo "$k"; fi
+		done)
+	fi
+	[ -n "$ko" ] && [ "$(echo "$ko" | wc -l)" -eq 1 ] || {
+		echo "externals: $dir must build one module, or one among several that registers" \
+			"an lwtunnel encap (calls lwtunnel_encap_add_ops); it built:" $built >&2
 		exit 1
 	}
 	cp "$ko" "$outdir/$name.ko"

@@ -318,6 +318,13 @@ def cmd_bench(a: argparse.Namespace) -> int:
     if a.quick:  # a smoke check: every workload once, the smallest scale
         settings = bench.Settings(rounds=1, seconds=0.2, scale_counts=(1000,), iterations=20_000,
                                   quick=True)
+    try:  # IMPL=external:DIR adds a column; make's default IMPL=all adds none
+        externals = tuple(i for i in impls.parse_impls(a.impl, Path(a.externals))
+                          if i.description.startswith("external: "))
+    except ValueError as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return 2
+    settings = dataclasses.replace(settings, externals=externals)
     if a.only or a.rounds:
         settings = dataclasses.replace(settings, only=tuple(g.strip() for g in a.only.split(",")
                                                             if g.strip()),
@@ -452,6 +459,9 @@ def main() -> int:
     b.add_argument("--only", default="", help="comma-separated globs of workload names; "
                    "no scale figures")
     b.add_argument("--rounds", type=int, default=0, help="rounds instead of the default")
+    b.add_argument("--impl", default="all", help="external:DIR[,...]: a column each, besides "
+                   "ours and the in-tree module's")
+    b.add_argument("--externals", default="out/build/external/list")
     b.set_defaults(func=cmd_bench)
     d = sub.add_parser("bench-doc", help="write the last bench's figures into BENCH.md")
     d.add_argument("json")

@@ -7,8 +7,10 @@ Whatever slows the host down slows both alike; each run gives one
 ILA/plain ratio, and the result is the median and min-max over the rounds
 (which flow starts alternates from round to round). This is done for our
 module, for the in-tree module's routes (adj-transport, patched) and for the
-in-tree mapping table on the receive side (IMPLS_BENCHED), loaded in turn. Absolute rates go to out/bench.json but are not the result:
-TCG and a noisy host move them.
+in-tree mapping table on the receive side (IMPLS_BENCHED), loaded in turn,
+and for any external implementation IMPL=external:DIR names (a column each).
+Absolute rates go to out/bench.json but are not the result: TCG and a noisy
+host move them.
 
     bench-a (client)            veth            bench-b (server)
     va fd00:be::a  <-------------------------->  vb fd00:be::b
@@ -109,6 +111,12 @@ class Settings:
     # BENCH_ONLY: the workloads whose names match one of these globs, and no
     # scale figures: a focused run while working on one row (partial).
     only: tuple[str, ...] = ()
+    # The columns: IMPLS_BENCHED, then the externals IMPL=external:DIR built.
+    externals: tuple[Impl, ...] = ()
+
+    @property
+    def columns(self) -> list[str]:
+        return [*IMPLS_BENCHED, *(e.name for e in self.externals)]
 
     @property
     def workloads(self) -> list[Workload]:
@@ -241,6 +249,7 @@ MICRO = re.compile(r"ila_ref_bench: calls=(\d+) xlat_total_ns=(\d+) lookup_total
 class Bench:
     def __init__(self, session: Session, settings: Settings, log: Callable[[str], None]) -> None:
         self.s, self.settings, self.log = session, settings, log
+        self.impls = {**IMPLS, **{e.name: e for e in settings.externals}}
         self.fig = Figures()
         self.peer = Peer()
         self.demux: bool | None = None  # as the namespaces have it; None: never set
@@ -268,10 +277,10 @@ class Bench:
         return reply.out
 
     def use(self, name: str) -> None:
-        """Make IMPLS[name] the loaded implementation."""
+        """Make the column name's implementation the loaded one."""
         if self.s.impl and self.s.impl.name == name:
             return
-        impl = IMPLS[name]
+        impl = self.impls[name]
         if self.s.impl and self.s.impl.module_path != impl.module_path:
             self.unload()
         why = self.s.load(impl)
@@ -331,10 +340,11 @@ class Bench:
         """Each round loads each implementation in turn (A B, then B A) and
         runs every workload once under it, with its ILA routes."""
         for r in range(self.settings.rounds):
-            order = IMPLS_BENCHED if r % 2 == 0 else IMPLS_BENCHED[::-1]
+            columns = self.settings.columns
+            order = columns if r % 2 == 0 else columns[::-1]
             for impl in order:
                 self.use(impl)
-                with self.routes(ila_routes(IMPLS[impl])):
+                with self.routes(ila_routes(self.impls[impl])):
                     for w in self.settings.workloads:
                         self.workload(w, impl, first=1 + r % 2)
             self.log(f"bench: round {r + 1} of {self.settings.rounds} done ({', '.join(order)})")
@@ -431,7 +441,7 @@ def summarize(fig: Figures, settings: Settings, release: str) -> dict[str, objec
     for w in settings.workloads:
         rates = fig.rates[w.name]
         ratios = {impl: [i / p for i, p in zip(rates[impl], rates[f"plain/{impl}"])]
-                  for impl in IMPLS_BENCHED}
+                  for impl in settings.columns}
         workloads.append({
             "name": w.name, "path": w.path, "mode": w.mode, "size": w.size, "unit": w.unit,
             "rates": rates, "lost": fig.lost.get(w.name, {}),
