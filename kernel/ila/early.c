@@ -166,6 +166,7 @@ static bool ila_ref_early_allowed(struct net *net, struct ila_ref_early *e)
 unsigned int ila_ref_early_input(struct net *net, struct sk_buff *skb)
 {
 	const struct in6_addr *daddr = &ipv6_hdr(skb)->daddr;
+	const struct ila_ref_params *p;
 	enum ila_ref_outcome outcome;
 	struct ila_ref_early *e;
 
@@ -175,11 +176,12 @@ unsigned int ila_ref_early_input(struct net *net, struct sk_buff *skb)
 		if (!ipv6_addr_equal(&e->dst, daddr) || !net_eq(read_pnet(&e->net), net) ||
 		    !ila_ref_early_allowed(net, e))
 			continue;
-		outcome = ila_ref_xlat(skb, ila_ref_early_params(e));
-		ila_ref_count(net, outcome);
+		p = ila_ref_early_params(e);
+		outcome = ila_ref_xlat(skb, p);
+		this_cpu_inc(p->counters[outcome]);
 		if (ila_ref_outcome_is_drop(outcome))
 			return NF_DROP;
-		ila_ref_count(net, ILA_REF_EARLY_INPUT);
+		this_cpu_inc(p->counters[ILA_REF_EARLY_INPUT]);
 		return NF_ACCEPT;
 	}
 	return NF_ACCEPT;

@@ -42,6 +42,12 @@ struct ila_ref_params {
 	__wsum locator_sum;		/* its one's complement sum */
 	struct ila_ref_rmap *rmap;	/* its ICMP errors' way back, or NULL */
 	struct ila_ref_early *early;	/* its input before the lookup, or NULL */
+	/*
+	 * Its namespace's counters, so that the data path counts without a
+	 * call. They outlive the route's packets: a namespace's devices are
+	 * gone before its counters are freed (stats.c).
+	 */
+	u64 __percpu *counters;
 };
 
 static inline bool ila_ref_outcome_is_drop(enum ila_ref_outcome outcome)
@@ -78,6 +84,8 @@ void ila_ref_hook_exit(void);
 
 /* @counter: an enum ila_ref_outcome or enum ila_ref_event */
 void ila_ref_count(struct net *net, unsigned int counter);
+/* The per-CPU counters of @net, ILA_REF_COUNTER_MAX each, for a route's state. */
+u64 __percpu *ila_ref_counters(struct net *net);
 int ila_ref_stats_init(void);
 void ila_ref_stats_exit(void);
 

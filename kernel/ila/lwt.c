@@ -98,6 +98,7 @@ static int ila_ref_build_state(struct net *net, struct nlattr *nla,
 	/* The attribute carries the locator's bytes in network order. */
 	ila_ref_params_init(ila_ref_params(lwt),
 			    (__force __be64)nla_get_u64(tb[ILA_ATTR_LOCATOR]));
+	ila_ref_params(lwt)->counters = ila_ref_counters(net);
 
 	/* An output route's ICMPv6 errors find their way back through it. */
 	if (family == AF_INET6 && cfg6->fc_type != RTN_LOCAL)
@@ -126,13 +127,13 @@ static void ila_ref_destroy_state(struct lwtunnel_state *lwt)
  * Translate, then hand the packet on; a drop is counted and freed here.
  * Inline: it is the output and input hooks' whole work.
  */
-static __always_inline int ila_ref_xlat_or_drop(struct net *net, struct sk_buff *skb)
+static __always_inline int ila_ref_xlat_or_drop(struct sk_buff *skb)
 {
-	struct lwtunnel_state *lwt = skb_dst(skb)->lwtstate;
+	const struct ila_ref_params *p = ila_ref_params(skb_dst(skb)->lwtstate);
 	enum ila_ref_outcome outcome;
 
-	outcome = ila_ref_xlat(skb, ila_ref_params(lwt));
-	ila_ref_count(net, outcome);
+	outcome = ila_ref_xlat(skb, p);
+	this_cpu_inc(p->counters[outcome]);
 	if (ila_ref_outcome_is_drop(outcome)) {
 		kfree_skb(skb);
 		return -EINVAL;
@@ -143,7 +144,7 @@ static __always_inline int ila_ref_xlat_or_drop(struct net *net, struct sk_buff 
 static int ila_ref_output(struct net *net, struct sock *sk,
 			  struct sk_buff *skb)
 {
-	int err = ila_ref_xlat_or_drop(net, skb);
+	int err = ila_ref_xlat_or_drop(skb);
 
 	if (err)
 		return err;
@@ -152,7 +153,7 @@ static int ila_ref_output(struct net *net, struct sock *sk,
 
 static int ila_ref_input(struct sk_buff *skb)
 {
-	int err = ila_ref_xlat_or_drop(dev_net(skb->dev), skb);
+	int err = ila_ref_xlat_or_drop(skb);
 
 	if (err)
 		return err;

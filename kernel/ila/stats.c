@@ -30,11 +30,16 @@ static const char *const ila_ref_counter_names[ILA_REF_COUNTER_MAX] = {
 	[ILA_REF_EARLY_INPUT]	= "input_translated_before_lookup",
 };
 
-void ila_ref_count(struct net *net, unsigned int counter)
+u64 __percpu *ila_ref_counters(struct net *net)
 {
 	struct ila_ref_net *in = net_generic(net, ila_ref_net_id);
 
-	this_cpu_inc(in->counters[counter]);
+	return in->counters;
+}
+
+void ila_ref_count(struct net *net, unsigned int counter)
+{
+	this_cpu_inc(ila_ref_counters(net)[counter]);
 }
 
 static int ila_ref_stats_show(struct seq_file *seq, void *v)
@@ -76,6 +81,11 @@ static int __net_init ila_ref_net_init(struct net *net)
 	return 0;
 }
 
+/*
+ * A subsystem's exit runs after the namespace's devices are unregistered
+ * (register_pernet_device() ops exit first), so no packet of its routes,
+ * which hold a pointer to the counters, can still be on the data path.
+ */
 static void __net_exit ila_ref_net_exit(struct net *net)
 {
 	struct ila_ref_net *in = net_generic(net, ila_ref_net_id);

@@ -129,7 +129,16 @@ static bool ila_ref_adjust_csum(struct sk_buff *skb, int csum_off, u8 proto, __w
 	if (proto == IPPROTO_UDP && !*sum && skb->ip_summed != CHECKSUM_PARTIAL)
 		return false;
 
-	inet_proto_csum_replace_by_diff(sum, skb, diff, true, true);
+	/*
+	 * inet_proto_csum_replace_by_diff(..., pseudohdr, ipv6), inline:
+	 * a partial checksum's field holds the pseudo-header's sum, not
+	 * complemented; a full one's the complemented sum of everything.
+	 * Neither touches a CHECKSUM_COMPLETE skb->csum (see below).
+	 */
+	if (skb->ip_summed == CHECKSUM_PARTIAL)
+		*sum = ~csum_fold(csum_add(diff, csum_unfold(*sum)));
+	else
+		csum_replace_by_diff(sum, diff);
 
 	/* Zero would now read as "no checksum": send its other form. */
 	if (proto == IPPROTO_UDP && !*sum)
