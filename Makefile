@@ -68,8 +68,12 @@ kernel: deps
 	@$(KBUILD)
 
 # Copied into out/ so that kbuild never writes into the source directory.
+# The second build is make bench's floor column: ours with the translation
+# compiled out (ILA_REF_BENCH_FLOOR), built here so that it cannot rot.
 module: kernel
 	@ko=$$($(KBUILD_MODULE) $(KDIR) kernel/ila $(OUT)/build/ila_ref) && echo "module: built" $$ko
+	@KCFLAGS=-DILA_REF_BENCH_FLOOR=1 $(KBUILD_MODULE) $(KDIR) kernel/ila \
+		$(OUT)/build/ila_ref_floor >/dev/null && echo "module: built the floor variant"
 
 # The in-tree module with kernel/patches/ applied, for the intree+patches column.
 intree-patched: kernel
@@ -148,6 +152,7 @@ INITRAMFS_FILES = $(KDIR)/usr/gen_init_cpio \
 	$(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl \
 	$(OUT)/guest/ila-fuzz $(OUT)/guest/ila-bench $(OUT)/guest/ila-rx $(OUT)/guest/ila-relay $(OUT)/guest/ila-map $(OUT)/guest/ila-sock $(wildcard $(OUT)/build/ila_ref/*.ko) $(KDIR)/net/ipv6/ila/ila.ko \
 	patched=$(OUT)/build/intree-patched/net/ipv6/ila/ila.ko \
+	floor=$(OUT)/build/ila_ref_floor/ila_ref.ko \
 	$$(test -f $(OLD_KO) && echo intree-$(INTREE_OLD)=$(OLD_KO)) \
 	$$(awk '{ print "ext=$(OUT)/build/external/" $$1 ".ko" }' $(OUT)/build/external/list)
 

@@ -32,7 +32,7 @@ for spec in "${specs[@]}"; do
 	dir=$(realpath "$dir")
 	name=${name:-${name_var:-$(basename "$dir")}}
 	case $name in
-	module | intree* | all | *[!A-Za-z0-9_.+-]*)
+	module | intree* | all | floor | *[!A-Za-z0-9_.+-]*)
 		echo "externals: '$name' cannot name a column (reserved, or not [A-Za-z0-9_.+-])" >&2
 		exit 1 ;;
 	esac

@@ -6,9 +6,10 @@ destination on an ILA route, with the same prefix lengths and next hops.
 Whatever slows the host down slows both alike; each run gives one
 ILA/plain ratio, and the result is the median and min-max over the rounds
 (which flow starts alternates from round to round). This is done for our
-module, for the in-tree module's routes (adj-transport, patched) and for the
-in-tree mapping table on the receive side (IMPLS_BENCHED), loaded in turn,
-and for any external implementation IMPL=external:DIR names (a column each).
+module, for the in-tree module's routes (adj-transport, patched), for the
+in-tree mapping table on the receive side and for the floor, ours with the
+translation compiled out (IMPLS_BENCHED), loaded in turn, and for any
+external implementation IMPL=external:DIR names (a column each).
 Absolute rates go to out/bench.json but are not the result: TCG and a noisy
 host move them.
 
@@ -65,7 +66,13 @@ PORT = 9000
 SCALE_BASE = "3333:0:0:1:6666:1:0:0"  # ila-nl bulk counts up from here
 # The in-tree module as patched: unpatched, adj-transport gets every
 # checksum wrong (CONFORMANCE.md), and costs the same.
-IMPLS_BENCHED = benchreport.IMPLS_BENCHED  # ours, in-tree routes, in-tree mapping table
+IMPLS_BENCHED = benchreport.IMPLS_BENCHED  # ours, in-tree routes, in-tree mapping table, floor
+# What any lwtunnel ILA module costs at the least: ours built with
+# ILA_REF_BENCH_FLOOR, whose output hook hands the packet on untranslated
+# (to the SIR address, which the receiver holds). Only make bench has it.
+FLOOR = Impl("floor", "/lib/modules/floor/ila_ref.ko", "ila_ref",
+             "ours with the translation compiled out: the lwtunnel output redirect alone",
+             "/proc/net/ila_ref_stats")
 
 
 @dataclass(frozen=True)
@@ -249,7 +256,7 @@ MICRO = re.compile(r"ila_ref_bench: calls=(\d+) xlat_total_ns=(\d+) lookup_total
 class Bench:
     def __init__(self, session: Session, settings: Settings, log: Callable[[str], None]) -> None:
         self.s, self.settings, self.log = session, settings, log
-        self.impls = {**IMPLS, **{e.name: e for e in settings.externals}}
+        self.impls = {**IMPLS, FLOOR.name: FLOOR, **{e.name: e for e in settings.externals}}
         self.fig = Figures()
         self.peer = Peer()
         self.demux: bool | None = None  # as the namespaces have it; None: never set

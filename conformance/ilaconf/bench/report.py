@@ -8,9 +8,10 @@ import statistics
 import subprocess
 from pathlib import Path
 
-# The columns, as in driver.py: ours, the in-tree routes, and the in-tree
-# mapping table on the receive side (it translates before early demux).
-IMPLS_BENCHED = ("module", "intree+patches", "intree+patches-map")
+# The columns, as in driver.py: ours, the in-tree routes, the in-tree
+# mapping table on the receive side (it translates before early demux), and
+# the floor: ours with the translation compiled out.
+IMPLS_BENCHED = ("module", "intree+patches", "intree+patches-map", "floor")
 
 
 def columns(result: dict[str, object]) -> list[str]:
@@ -93,7 +94,7 @@ def plot(result: dict[str, object], svg: Path) -> str:
     series = ", \\\n     ".join(
         f"'{data if i == 0 else ''}' using ($1{(i - (len(cols) - 1) / 2) * 0.2:+.2f}):{3 + 3 * i}:"
         f"{4 + 3 * i}:{5 + 3 * i}{':xtic(2)' if i == 0 else ''} with yerrorbars pt {7 - 2 * i} "
-        f"title \"{c + (' (ours)' if c == 'module' else '')}\"" for i, c in enumerate(cols))
+        f"title \"{c + {'module': ' (ours)', 'floor': ' (ours, nothing translated)'}.get(c, '')}\"" for i, c in enumerate(cols))
     script = f"""set terminal svg size 1100,600 dynamic noenhanced font "sans,11"
 set output '{svg}'
 set title "ILA/plain ratio per workload (median, bars min-max over {result['rounds']} rounds)"
