@@ -396,37 +396,49 @@ def shares(report: list[str]) -> dict[str, float]:
 
 
 def profile(bench: "Bench", seconds: float = 5.0) -> list[str]:
-    """perf in the guest: where the time of one flow goes, plain or ILA (ours).
+    """perf in the guest: where the time of one flow goes, plain or ILA.
 
     Each flow runs alone under 'perf record -a -e cpu-clock' (a software
-    clock: TCG has no PMU). The report gives, per workload, the symbols
-    whose share of the samples grew most from the plain to the ILA flow,
-    then each flow's top symbols.
+    clock: TCG has no PMU): the plain flow and the ILA flow with ours, then
+    the ILA flow with the floor (nothing translated). The report gives, per
+    workload, the symbols whose share of the samples grew most from the
+    plain to the ILA flow, with the floor's share beside them, then each
+    flow's top symbols.
     """
-    bench.use("module")
-    out: list[str] = []
-    with bench.routes(ila_routes(IMPLS["module"])):
-        for w in PROFILED:
-            got: dict[str, dict[str, float]] = {}
-            for flow, dst in (("plain", SERVER[0]), ("ila", SERVER[1])):
+    runs = (("plain", "module", SERVER[0]), ("ila", "module", SERVER[1]),
+            ("floor", FLOOR.name, SERVER[1]))
+    got: dict[str, dict[str, dict[str, float]]] = {w.name: {} for w in PROFILED}
+    for flow, impl, dst in runs:
+        bench.use(impl)
+        with bench.routes(ila_routes(bench.impls[impl])):
+            for w in PROFILED:
                 data = f"/tmp/perf-{w.mode}-{flow}.data"
-                bench.exec([PERF, "record", "-q", "-a", "-F", "10000", "-e", "cpu-clock", "-o", data,
+                # -N and --kallsyms: ours and the floor are both ila_ref, loaded
+                # in turn; symbols cached from one would name the other's code.
+                bench.exec([PERF, "record", "-q", "-N", "-a", "-F", "10000", "-e", "cpu-clock",
+                            "-o", data,
                             "--", BENCH, w.mode, f"dst={dst}", f"port={PORT}", f"size={w.size}",
                             f"seconds={seconds}", f"client-ns={NS_A}", f"server-ns={NS_B}"],
                            timeout=120)
-                got[flow] = shares(bench.exec([PERF, "report", "-i", data, "--stdio", "--sort",
-                                               "sym", "--percent-limit", "0", "-q"], timeout=120))
-            plain, ila = got["plain"], got["ila"]
-            grew = sorted(set(plain) | set(ila), key=lambda k: plain.get(k, 0) - ila.get(k, 0))
-            ours = sum(v for k, v in ila.items() if k.startswith(("ila_ref", "lwtunnel")))
-            out += [f"## {w.name}: symbols whose share grew most, plain flow -> ILA flow (module)",
-                    f"{'symbol':<36}{'plain':>8}{'ILA':>8}",
-                    *(f"{k:<36}{plain.get(k, 0):>7.2f}%{ila.get(k, 0):>7.2f}%" for k in grew[:12]),
-                    f"ila_ref_* and lwtunnel_* together: {ours:.2f}% of the ILA flow's samples", ""]
-            for flow in ("plain", "ila"):
-                top = sorted(got[flow].items(), key=lambda kv: -kv[1])[:15]
-                out += [f"## {w.name}: {flow} flow alone, top symbols",
-                        *(f"{v:>7.2f}%  {k}" for k, v in top), ""]
+                got[w.name][flow] = shares(bench.exec([PERF, "report", "-i", data, "--stdio",
+                                                       "--kallsyms", "/proc/kallsyms", "--sort",
+                                                       "sym", "--percent-limit", "0", "-q"],
+                                                      timeout=120))
+    out: list[str] = []
+    for w in PROFILED:
+        plain, ila, floor = (got[w.name][f] for f in ("plain", "ila", "floor"))
+        grew = sorted(set(plain) | set(ila), key=lambda k: plain.get(k, 0) - ila.get(k, 0))
+        ours = sum(v for k, v in ila.items() if k.startswith(("ila_ref", "lwtunnel")))
+        out += [f"## {w.name}: symbols whose share grew most, plain flow -> ILA flow (module), "
+                "and the floor's ILA flow",
+                f"{'symbol':<36}{'plain':>8}{'ILA':>8}{'floor':>8}",
+                *(f"{k:<36}{plain.get(k, 0):>7.2f}%{ila.get(k, 0):>7.2f}%{floor.get(k, 0):>7.2f}%"
+                  for k in grew[:12]),
+                f"ila_ref_* and lwtunnel_* together: {ours:.2f}% of the ILA flow's samples", ""]
+        for flow in ("plain", "ila", "floor"):
+            top = sorted(got[w.name][flow].items(), key=lambda kv: -kv[1])[:15]
+            out += [f"## {w.name}: {flow} flow alone, top symbols",
+                    *(f"{v:>7.2f}%  {k}" for k, v in top), ""]
     return out
 
 
