@@ -69,10 +69,10 @@ kernel: deps
 
 # Copied into out/ so that kbuild never writes into the source directory.
 # The second build is make bench's floor column: ours with the translation
-# compiled out (ILA_REF_BENCH_FLOOR), built here so that it cannot rot.
+# compiled out (CONFIG_ILA_REF_BENCH_FLOOR), built here so that it cannot rot.
 module: kernel
 	@ko=$$($(KBUILD_MODULE) $(KDIR) kernel/ila $(OUT)/build/ila_ref) && echo "module: built" $$ko
-	@KCFLAGS=-DILA_REF_BENCH_FLOOR=1 $(KBUILD_MODULE) $(KDIR) kernel/ila \
+	@KCFLAGS=-DCONFIG_ILA_REF_BENCH_FLOOR=1 $(KBUILD_MODULE) $(KDIR) kernel/ila \
 		$(OUT)/build/ila_ref_floor >/dev/null && echo "module: built the floor variant"
 
 # The in-tree module with kernel/patches/ applied, for the intree+patches column.

@@ -147,11 +147,12 @@ static int ila_ref_output(struct net *net, struct sock *sk,
 	int err;
 
 	/*
-	 * make bench's floor column (a build of its own): what the lwtunnel
-	 * output redirect costs with nothing translated. The packet goes out
-	 * to the SIR address, which its receiver holds.
+	 * make bench's floor column (a build of its own, with
+	 * -DCONFIG_ILA_REF_BENCH_FLOOR=1: not a Kconfig option): what the
+	 * lwtunnel output redirect costs with nothing translated. The packet
+	 * goes out to the SIR address, which its receiver holds.
 	 */
-	if (IS_ENABLED(ILA_REF_BENCH_FLOOR))
+	if (IS_ENABLED(CONFIG_ILA_REF_BENCH_FLOOR))
 		return skb_dst(skb)->lwtstate->orig_output(net, sk, skb);
 
 	err = ila_ref_xlat_or_drop(skb);

@@ -68,7 +68,7 @@ SCALE_BASE = "3333:0:0:1:6666:1:0:0"  # ila-nl bulk counts up from here
 # checksum wrong (CONFORMANCE.md), and costs the same.
 IMPLS_BENCHED = benchreport.IMPLS_BENCHED  # ours, in-tree routes, in-tree mapping table, floor
 # What any lwtunnel ILA module costs at the least: ours built with
-# ILA_REF_BENCH_FLOOR, whose output hook hands the packet on untranslated
+# CONFIG_ILA_REF_BENCH_FLOOR, whose output hook hands the packet on untranslated
 # (to the SIR address, which the receiver holds). Only make bench has it.
 FLOOR = Impl("floor", "/lib/modules/floor/ila_ref.ko", "ila_ref",
              "ours with the translation compiled out: the lwtunnel output redirect alone",
