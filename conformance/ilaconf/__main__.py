@@ -340,7 +340,7 @@ def cmd_bench(a: argparse.Namespace) -> int:
     scale = ("no scale figures (BENCH_ONLY)" if settings.only
              else f"scale {', '.join(map(str, settings.scale_counts))} routes")
     print(f"# bench: {len(settings.workloads)} workloads x {settings.rounds} round(s) for each of "
-          f"{', '.join(bench.IMPLS_BENCHED)}: a plain and an ILA flow in alternating slices, "
+          f"{', '.join(settings.columns)}: a plain and an ILA flow in alternating slices, "
           f"{settings.seconds} s each; {scale}")
     return bench.run(paths, settings, a.accel)
 

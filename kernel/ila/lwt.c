@@ -144,20 +144,18 @@ static __always_inline int ila_ref_xlat_or_drop(struct sk_buff *skb)
 static int ila_ref_output(struct net *net, struct sock *sk,
 			  struct sk_buff *skb)
 {
-	int err;
-
 	/*
 	 * make bench's floor column (a build of its own, with
-	 * -DCONFIG_ILA_REF_BENCH_FLOOR=1: not a Kconfig option): what the
-	 * lwtunnel output redirect costs with nothing translated. The packet
+	 * -DCONFIG_ILA_REF_BENCH_FLOOR=1: not a Kconfig option) translates
+	 * nothing: what the lwtunnel output redirect costs alone. The packet
 	 * goes out to the SIR address, which its receiver holds.
 	 */
-	if (IS_ENABLED(CONFIG_ILA_REF_BENCH_FLOOR))
-		return skb_dst(skb)->lwtstate->orig_output(net, sk, skb);
+	if (!IS_ENABLED(CONFIG_ILA_REF_BENCH_FLOOR)) {
+		int err = ila_ref_xlat_or_drop(skb);
 
-	err = ila_ref_xlat_or_drop(skb);
-	if (err)
-		return err;
+		if (err)
+			return err;
+	}
 	return skb_dst(skb)->lwtstate->orig_output(net, sk, skb);
 }
 

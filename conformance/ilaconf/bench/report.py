@@ -91,10 +91,11 @@ def plot(result: dict[str, object], svg: Path) -> str:
                          f"{w['ratio'][c]['max']:.4f}" for c in cols)
         rows.append(f'{i} "{w["name"]}" {cells}')
     data.write_text("\n".join(rows) + "\n")
+    titles = {"module": " (ours)", "floor": " (ours, nothing translated)"}
     series = ", \\\n     ".join(
         f"'{data if i == 0 else ''}' using ($1{(i - (len(cols) - 1) / 2) * 0.2:+.2f}):{3 + 3 * i}:"
         f"{4 + 3 * i}:{5 + 3 * i}{':xtic(2)' if i == 0 else ''} with yerrorbars pt {7 - 2 * i} "
-        f"title \"{c + {'module': ' (ours)', 'floor': ' (ours, nothing translated)'}.get(c, '')}\"" for i, c in enumerate(cols))
+        f"title \"{c + titles.get(c, '')}\"" for i, c in enumerate(cols))
     script = f"""set terminal svg size 1100,600 dynamic noenhanced font "sans,11"
 set output '{svg}'
 set title "ILA/plain ratio per workload (median, bars min-max over {result['rounds']} rounds)"
