@@ -16,25 +16,27 @@
  *   guest: ID out TEXT         zero or more lines of output
  *          ID rc N             last line: 0 on success
  *   guest: 0 ready RELEASE     once, when the agent starts
+ *
+ * With ila.run=PROGRAM on the kernel command line there is no agent: init
+ * runs PROGRAM (make kselftest-run: the kselftest collection, which needs no
+ * host) with its stdout on the control port and its stderr on the console,
+ * then powers off. The host only reads what PROGRAM printed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
-#include <stdbool.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
+
+#include "../lib/verbs.h"
 
 #define CONTROL_TTY "/dev/ttyS1"
 #define MAX_LINE 65536
@@ -114,225 +116,9 @@ static void reply_errno(const char *id, const char *what, int err)
 	reply_rc(id, err);
 }
 
-/* Run argv[0] (an absolute path), sending its stdout and stderr back. */
-static void cmd_exec(const char *id, char **argv)
+static void out_line(void *ctx, const char *line)
 {
-	char line[4096];
-	int pipefd[2], status;
-	pid_t pid;
-	FILE *out;
-
-	if (!argv[0]) {
-		reply_errno(id, "exec", EINVAL);
-		return;
-	}
-	if (pipe(pipefd)) {
-		reply_errno(id, "pipe", errno);
-		return;
-	}
-	pid = fork();
-	if (pid < 0) {
-		reply_errno(id, "fork", errno);
-		return;
-	}
-	if (pid == 0) {
-		dup2(pipefd[1], 1);
-		dup2(pipefd[1], 2);
-		close(pipefd[0]);
-		close(pipefd[1]);
-		execv(argv[0], argv);
-		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(pipefd[1]);
-	out = fdopen(pipefd[0], "r");
-	while (out && fgets(line, sizeof(line), out)) {
-		line[strcspn(line, "\n")] = '\0';
-		reply_out(id, line);
-	}
-	if (out)
-		fclose(out);
-	if (waitpid(pid, &status, 0) < 0) {
-		reply_errno(id, "waitpid", errno);
-		return;
-	}
-	reply_rc(id, WIFEXITED(status) ? WEXITSTATUS(status) :
-					 128 + WTERMSIG(status));
-}
-
-/* insmod PATH [PARAM=VALUE...]: the parameters go to the module joined by spaces. */
-static void cmd_insmod(const char *id, char **argv)
-{
-	char params[1024] = "";
-	size_t used = 0;
-	int fd, i;
-
-	if (!argv[0]) {
-		reply_errno(id, "insmod", EINVAL);
-		return;
-	}
-	for (i = 1; argv[i]; i++) {
-		int n = snprintf(params + used, sizeof(params) - used, "%s%s",
-				 used ? " " : "", argv[i]);
-
-		if (n < 0 || (size_t)n >= sizeof(params) - used) {
-			reply_errno(id, "insmod parameters", E2BIG);
-			return;
-		}
-		used += n;
-	}
-	fd = open(argv[0], O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		reply_errno(id, argv[0], errno);
-		return;
-	}
-	if (syscall(SYS_finit_module, fd, params, 0)) {
-		int err = errno;
-
-		close(fd);
-		reply_errno(id, "finit_module", err);
-		return;
-	}
-	close(fd);
-	reply_rc(id, 0);
-}
-
-static void cmd_rmmod(const char *id, char **argv)
-{
-	if (!argv[0]) {
-		reply_errno(id, "rmmod", EINVAL);
-		return;
-	}
-	if (syscall(SYS_delete_module, argv[0], O_NONBLOCK)) {
-		reply_errno(id, "delete_module", errno);
-		return;
-	}
-	reply_rc(id, 0);
-}
-
-/* write PATH VALUE: for sysctls under /proc/sys. */
-static void cmd_write(const char *id, char **argv)
-{
-	int fd, len;
-
-	if (!argv[0] || !argv[1]) {
-		reply_errno(id, "write", EINVAL);
-		return;
-	}
-	fd = open(argv[0], O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		reply_errno(id, argv[0], errno);
-		return;
-	}
-	len = (int)strlen(argv[1]);
-	if (write(fd, argv[1], (size_t)len) != len) {
-		int err = errno;
-
-		close(fd);
-		reply_errno(id, argv[0], err);
-		return;
-	}
-	close(fd);
-	reply_rc(id, 0);
-}
-
-/*
- * Open @path from inside the network namespace that "ip netns add @netns"
- * made, as "ip -n" would run a command there: /proc/net names the opening
- * thread's namespace, so the agent enters it for the open() alone.
- */
-static FILE *open_in_netns(const char *netns, const char *path)
-{
-	char ns[256];
-	int home, there, err;
-	FILE *f;
-
-	snprintf(ns, sizeof(ns), "/run/netns/%s", netns);
-	there = open(ns, O_RDONLY | O_CLOEXEC);
-	if (there < 0)
-		return NULL;
-	home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (home < 0 || setns(there, CLONE_NEWNET)) {
-		err = errno;
-		close(there);
-		if (home >= 0)
-			close(home);
-		errno = err;
-		return NULL;
-	}
-	f = fopen(path, "re");
-	err = errno;
-	if (setns(home, CLONE_NEWNET))
-		die("cat -n: cannot return to the initial network namespace");
-	close(there);
-	close(home);
-	errno = err;
-	return f;
-}
-
-/* cat FILE, or cat -n NETNS FILE: FILE's lines as output. */
-static void cmd_cat(const char *id, char **argv)
-{
-	bool in_netns = argv[0] && !strcmp(argv[0], "-n");
-	const char *path = in_netns ? (argv[1] ? argv[2] : NULL) : argv[0];
-	char line[4096];
-	FILE *f;
-
-	if (!path) {
-		reply_errno(id, "cat", EINVAL);
-		return;
-	}
-	f = in_netns ? open_in_netns(argv[1], path) : fopen(path, "re");
-	if (!f) {
-		reply_errno(id, path, errno);
-		return;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		reply_out(id, line);
-	}
-	fclose(f);
-	reply_rc(id, 0);
-}
-
-/* mode FILE: its permission bits in octal, as "stat -c %a" would print them. */
-static void cmd_mode(const char *id, char **argv)
-{
-	char text[16];
-	struct stat st;
-
-	if (!argv[0]) {
-		reply_errno(id, "mode", EINVAL);
-		return;
-	}
-	if (stat(argv[0], &st)) {
-		reply_errno(id, argv[0], errno);
-		return;
-	}
-	snprintf(text, sizeof(text), "%o", (unsigned int)(st.st_mode & 07777));
-	reply_out(id, text);
-	reply_rc(id, 0);
-}
-
-/* The kernel log since the last dmesg, without the "<level>" prefixes. */
-static void cmd_dmesg(const char *id)
-{
-	static char buf[1 << 17];
-	char *line, *save;
-	int n = klogctl(4 /* SYSLOG_ACTION_READ_CLEAR */, buf, sizeof(buf) - 1);
-
-	if (n < 0) {
-		reply_errno(id, "klogctl", errno);
-		return;
-	}
-	buf[n] = '\0';
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		if (line[0] == '<' && strchr(line, '>'))
-			line = strchr(line, '>') + 1;
-		reply_out(id, line);
-	}
-	reply_rc(id, 0);
+	reply_out(ctx, line);
 }
 
 static int split(char *line, char **argv, int max)
@@ -366,31 +152,72 @@ static void serve(void)
 			continue;
 		printf("# agent %s %s\n", argv[0], argv[1]);
 		fflush(stdout);
-		if (!strcmp(argv[1], "exec"))
-			cmd_exec(argv[0], argv + 2);
-		else if (!strcmp(argv[1], "insmod"))
-			cmd_insmod(argv[0], argv + 2);
-		else if (!strcmp(argv[1], "rmmod"))
-			cmd_rmmod(argv[0], argv + 2);
-		else if (!strcmp(argv[1], "write"))
-			cmd_write(argv[0], argv + 2);
-		else if (!strcmp(argv[1], "cat"))
-			cmd_cat(argv[0], argv + 2);
-		else if (!strcmp(argv[1], "mode"))
-			cmd_mode(argv[0], argv + 2);
-		else if (!strcmp(argv[1], "dmesg"))
-			cmd_dmesg(argv[0]);
-		else if (!strcmp(argv[1], "reboot"))
+		if (!strcmp(argv[1], "reboot"))
 			return;
+		if (verb_known(argv[1]))
+			reply_rc(argv[0], verb_run(argv[1], argv + 2, 0, out_line, argv[0]));
 		else
 			reply_errno(argv[0], argv[1], ENOSYS);
 	}
 }
 
+/* ila.run=PROGRAM from the kernel command line, or NULL. */
+static char *run_program(void)
+{
+	static char cmdline[4096];
+	char *word, *save;
+	FILE *f = fopen("/proc/cmdline", "re");
+
+	if (!f)
+		return NULL;
+	if (!fgets(cmdline, sizeof(cmdline), f))
+		cmdline[0] = '\0';
+	fclose(f);
+	for (word = strtok_r(cmdline, " \n", &save); word;
+	     word = strtok_r(NULL, " \n", &save))
+		if (!strncmp(word, "ila.run=", 8))
+			return word + 8;
+	return NULL;
+}
+
+/* Run @program with its output on the control port; its status there too. */
+static void run_unattended(char *program)
+{
+	char *argv[] = { program, NULL };
+	int status = 0;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		dup2(fileno(ctl), 1);
+		setenv("PATH", "/bin:/sbin:/usr/bin:/usr/sbin", 1);
+		execv(program, argv);
+		fprintf(stderr, "init: exec %s: %s\n", program, strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	fprintf(ctl, "ila.run: %s exited %d\n", program,
+		WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	fflush(ctl);
+}
+
 int main(void)
 {
+	char *program;
+
 	mount_filesystems();
 	open_control_channel();
+	program = run_program();
+	if (program) {
+		run_unattended(program);
+		sync();
+		reboot(RB_AUTOBOOT);
+		return 0;
+	}
 	printf("init: agent ready on %s\n", CONTROL_TTY);
 	fflush(stdout);
 	serve();
