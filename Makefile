@@ -5,6 +5,8 @@ SHELL := /bin/bash
 #   make golden CASE=glob   bless golden captures from a run (exit 0: all blessed)
 #   make new-case PROTO=tcp|udp|icmpv6 NAME=name [DIR=folder]   a case from the template
 #   make list-cases [CASE=glob]   the case ids, with what each verifies
+#   make kselftest     the catalog as a kselftest collection (out/kselftest/, out/kselftest.tar.gz)
+#   make kselftest-run the collection in our QEMU, no host side, agreeing with make conformance
 # Variables: IMPL=all|intree|module,...|external:DIR  NAME=  EXPECT=file  CASE=glob[,glob...]
 #            KERNEL=default|debug  KVER=6.1|6.12|6.1.176-1|6.1,6.12  KSRC=/path/to/linux
 #            QEMU_ACCEL=tcg|kvm  ILA_CACHE=dir
@@ -50,11 +52,11 @@ KDIR        = $(shell $(KBUILD) --dir)
 KDESC       = $(shell $(KBUILD) --describe)
 CFLAGS_GUEST := -static -O2 -Wall -Wextra -Werror -std=gnu11
 CFLAGS_HOST  := -O2 -g -Wall -Wextra -Werror -std=gnu11 -fsanitize=address,undefined
-LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c
+LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c lib/verbs.c lib/send.c lib/rxtap.c
 LIB_HDR    := $(LIB_SRC:.c=.h)
 RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 
-.PHONY: bench bench-doc bench-profile deps fuzz mutation mutation-detectors kernel module intree-patched intree-old externals guest initramfs lib-test conformance golden test test-steps matrix clean new-case \
+.PHONY: kselftest kselftest-run kselftest-mutants bench bench-doc bench-profile deps fuzz mutation mutation-detectors kernel module intree-patched intree-old externals guest initramfs lib-test conformance golden test test-steps matrix clean new-case \
 	reliability reliability-run
 
 # Every target that compiles or runs something depends on deps, so that
@@ -104,9 +106,9 @@ else
 	@echo "intree-old: the intree-$(INTREE_OLD) column is a 6.1 module: not built for this kernel"
 endif
 
-$(OUT)/guest/init: guest-init/init.c | deps
+$(OUT)/guest/init: guest-init/init.c $(LIB_SRC) $(LIB_HDR) | deps
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_GUEST) -o $@ $<
+	$(CC) $(CFLAGS_GUEST) -o $@ guest-init/init.c $(LIB_SRC)
 
 $(OUT)/guest/ila-inject: guest-init/inject.c $(LIB_SRC) $(LIB_HDR) | deps
 	@mkdir -p $(@D)
@@ -231,7 +233,8 @@ golden: initramfs
 
 # Everything CI runs, each step to the end, then one summary line over all:
 # the lib unit tests, the conformance cases on both Debian kernels (6.1 and
-# 6.12: the same golden captures judge both), a small fuzz against every
+# 6.12: the same golden captures judge both), the kselftest collection on
+# each, agreeing with them case by case, a small fuzz against every
 # column (6.1), the reliability suite on the
 # 6.1 debug kernel, and the JUnit file read back by junitparser. Stale
 # results are removed first: a step that cannot run counts as a failure in
@@ -249,23 +252,32 @@ HAVE_612   := $(shell apt-cache show linux-source-6.12 >/dev/null 2>&1 && echo y
 TEST_KVER  := $(if $(KSRC),$(KVER),$(if $(filter command line,$(origin KVER)),$(KVER),6.1$(if $(HAVE_612),$(comma)6.12)))
 TEST_OUT   := $(if $(findstring $(comma),$(TEST_KVER)),out/kernels,$(BASE_OUT))
 TEST_SKIPS := $(if $(KSRC)$(filter command line,$(origin KVER))$(HAVE_612),,$(BASE_OUT)/skip-6.12.ktap)
+# The kselftest collection on each kernel, agreeing with that kernel's
+# conformance run; the kernel trees' runners over a few cases only.
+TEST_KVERS := $(subst $(comma), ,$(TEST_KVER))
+TEST_AGREEMENT := $(if $(KSRC),$(BASE_OUT)/kselftest-run/agreement.ktap,\
+	$(foreach k,$(TEST_KVERS),$(call out_of,$(k))/kselftest-run/agreement.ktap))
+TEST_RUNNER_CASE := addr/*,control/iproute2-*,udp/input-port-unreachable*
 test: deps
 	@$(MAKE) --no-print-directory test-steps
 
 test-steps:
 	@rm -f $(OUT)/lib-tests.ktap $(TEST_OUT)/results.ktap $(TEST_OUT)/junit-check.ktap \
-		$(BASE_OUT)/fuzz/fuzz.ktap $(BASE_OUT)/debug/reliability.ktap
+		$(BASE_OUT)/fuzz/fuzz.ktap $(BASE_OUT)/debug/reliability.ktap $(TEST_AGREEMENT)
 	@rc=0; $(MAKE) --no-print-directory lib-test || rc=1; \
 	$(if $(TEST_SKIPS),$(RUN) skip --out $(BASE_OUT) --name skip-6.12 --what 6.12/conformance \
 		--why "linux-source-6.12 is not in this machine's apt sources (it is in bookworm-security)";) \
 	$(MAKE) --no-print-directory conformance KVER=$(TEST_KVER) || rc=1; \
+	$(foreach k,$(TEST_KVERS),$(MAKE) --no-print-directory kselftest-run KVER=$(k) \
+		KS_RUNNER_CASE='$(TEST_RUNNER_CASE)' || rc=1;) \
 	$(MAKE) --no-print-directory fuzz N=$(TEST_FUZZ) SEED=$(TEST_SEED) || rc=1; \
 	$(MAKE) --no-print-directory reliability || rc=1; \
 	$(RUN) junit-check $(TEST_OUT)/results.junit.xml $(TEST_OUT)/results.ktap \
 		--out $(TEST_OUT) || rc=1; \
 	echo "# make test: lib unit tests, conformance cases, reliability and the JUnit check:"; \
 	$(RUN) summary $(OUT)/lib-tests.ktap $(TEST_OUT)/results.ktap $(BASE_OUT)/fuzz/fuzz.ktap \
-		$(BASE_OUT)/debug/reliability.ktap $(TEST_OUT)/junit-check.ktap $(TEST_SKIPS) || rc=1; \
+		$(BASE_OUT)/debug/reliability.ktap $(TEST_OUT)/junit-check.ktap $(TEST_SKIPS) \
+		$(TEST_AGREEMENT) || rc=1; \
 	exit $$rc
 
 clean:
@@ -288,6 +300,43 @@ reliability-run: initramfs
 		--accel $(QEMU_ACCEL) --out $(OUT) $(if $(SEED),--seed $(SEED)) \
 		--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))' \
 		$(NO_OLD)
+
+# The catalog as a kselftest collection (kselftest/, README "kselftest"):
+# out/kselftest/ (drop it into tools/testing/selftests/net/ila/) and
+# out/kselftest.tar.gz (kselftest_install.sh's layout, the kernel tree's
+# install rule), generated from the case files and pcaps/.
+kselftest: kernel
+	@$(RUN) kselftest --out $(OUT) --ksrc $(KDIR)/source --kconfig $(KDIR)/.config \
+		--fixed '$(shell $(KBUILD) --fixed)'
+
+# The collection booted in our QEMU with nothing on the host but the serial
+# console: every column of IMPL=, then each Debian kernel tree's own runner
+# (run_kselftest.sh -c net/ila); the verdicts checked against the last make
+# conformance of this kernel ($(OUT)/results.json), in
+# $(OUT)/kselftest-run/agreement.ktap.
+KS_RUNNER_CASE ?= *
+KS_RUNNERS = $(foreach s,6.1 6.12,$(if $(wildcard $(shell KVER=$(s) kernel/build-kernel.sh --source)/tools/testing/selftests/run_kselftest.sh),--runner $(s)=$(shell KVER=$(s) kernel/build-kernel.sh --source)/tools/testing/selftests))
+kselftest-run: kselftest initramfs
+	@PYTHONPATH=conformance $(PY) -m ilaconf.kselftest.run --kernel $(KDIR)/arch/x86/boot/bzImage \
+		--kconfig $(KDIR)/.config --initrd $(OUT)/initramfs.cpio.gz --gen-init-cpio $(KDIR)/usr/gen_init_cpio \
+		--install $(OUT)/build/kselftest-install --bundle $(OUT)/kselftest/bundle \
+		--out $(OUT)/kselftest-run --impl '$(IMPL)' $(NO_OLD:--no-column=--no-column) \
+		$(KS_RUNNERS) --conformance $(OUT)/results.json --accel $(QEMU_ACCEL) --case '$(CASE)' \
+		--runner-case '$(KS_RUNNER_CASE)' \
+		--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))'
+
+# make mutation's mutants (MUTANTS=glob,...) judged by the kselftest
+# collection instead of the harness, each stopping at its first failure,
+# against the kills of the last make mutation MUTANTS=... ($(MUTATION)/fates.json).
+kselftest-mutants: kselftest initramfs
+	@$(RUN) mutation-build --kdir $(KDIR) --src kernel/ila --out $(MUTATION) --mutants '$(MUTANTS)'
+	@guest-init/mkinitramfs.sh $(MUTATION)/initramfs.cpio.gz $(INITRAMFS_FILES) $$(cat $(MUTATION)/mutants.kos)
+	@PYTHONPATH=conformance $(PY) -m ilaconf.kselftest.run --kernel $(KDIR)/arch/x86/boot/bzImage \
+		--kconfig $(KDIR)/.config --initrd $(MUTATION)/initramfs.cpio.gz --gen-init-cpio $(KDIR)/usr/gen_init_cpio \
+		--install $(OUT)/build/kselftest-install --bundle $(OUT)/kselftest/bundle \
+		--out $(OUT)/kselftest-mutants --mutants $(MUTATION)/mutants.json \
+		--fates $(MUTATION)/fates.json --accel $(QEMU_ACCEL) --case '$(CASE)' \
+		--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))'
 
 # A benchmark, not a test: make test only builds what it needs (initramfs).
 bench: initramfs

@@ -5,6 +5,7 @@
 #   kernel/build-kernel.sh --dir       print the O= build directory
 #   kernel/build-kernel.sh --describe  print the kernel's label and version
 #   kernel/build-kernel.sh --fixed     print the kernel/patches/ already in the source
+#   kernel/build-kernel.sh --source    print the source directory (extracted or not)
 #
 # The source is Debian's or the user's:
 #   KVER=6.1 (default), KVER=6.12   the installed linux-source-SERIES package
@@ -96,6 +97,7 @@ patch_state() {
 case ${1:-} in
 --dir) echo "$bdir"; exit 0 ;;
 --describe) echo "$label $version"; exit 0 ;;
+--source) echo "$src"; exit 0 ;;
 --fixed)
 	[ -d "$src/net" ] || exit 0  # not extracted yet: nothing to say
 	for p in "$here"/patches/*.patch; do
@@ -103,7 +105,7 @@ case ${1:-} in
 	done
 	exit 0 ;;
 "") ;;
-*) die "unknown argument $1 (--dir, --describe, --fixed)" ;;
+*) die "unknown argument $1 (--dir, --describe, --fixed, --source)" ;;
 esac
 
 mkdir -p "$cache/src" "$cache/build" "$cache/locks"
