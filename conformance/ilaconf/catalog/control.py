@@ -16,7 +16,8 @@ exact status and output it must give (conformance/cases/control/*.toml).
 cleanup = [...] runs after the steps whatever happened, its status ignored.
 {module}, {module_name}, {other_module} and {other_module_name} name the
 implementation under test and the one that competes with it for the ILA
-encap type; the topology's placeholders ({host}, {dev}, ...) work too.
+encap type, {dev_ifindex} and {dev2_ifindex} the NICs' interface indexes;
+the topology's placeholders ({host}, {dev}, ...) work too.
 """
 
 import re
@@ -34,7 +35,10 @@ STEP_KEYS = {"run", "rc", "stdout", "contains", "match", "absent", "json", "retr
              "timeout", "deviation", "respond"}
 # what the host answers while a step runs (running/responders.py)
 RESPOND = re.compile(r"^(ptb \d+|unreachable|tcp \d+ \S+)$")
-IMPL_PLACEHOLDERS = ("module", "module_name", "other_module", "other_module_name")
+# What only the running system knows: the implementation under test and its
+# rival for the ILA encap type, and the NICs' interface indexes.
+RUNTIME_PLACEHOLDERS = ("module", "module_name", "other_module", "other_module_name",
+                        "dev_ifindex", "dev2_ifindex")
 
 
 class ControlError(ValueError):
@@ -78,12 +82,12 @@ class ControlCase:
 
 
 def fill(text: str) -> str:
-    keep = {k: "{" + k + "}" for k in IMPL_PLACEHOLDERS}
+    keep = {k: "{" + k + "}" for k in RUNTIME_PLACEHOLDERS}
     try:
         return text.format(**topology.PLACEHOLDERS, **keep)
     except (KeyError, IndexError) as e:
         raise ControlError(f"unknown placeholder {e} (known: "
-                           f"{', '.join([*topology.PLACEHOLDERS, *IMPL_PLACEHOLDERS])})")
+                           f"{', '.join([*topology.PLACEHOLDERS, *RUNTIME_PLACEHOLDERS])})")
 
 
 def deep(v: object, fn: "Callable[[str], str]") -> object:

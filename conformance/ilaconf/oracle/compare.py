@@ -68,3 +68,28 @@ def diff(expected: bytes, observed: bytes) -> list[str]:
     lines.append(f"first differing byte at offset {first} (frame lengths {len(expected)} "
                  f"expected, {len(observed)} observed)")
     return lines
+
+
+def field_map(frame: bytes) -> list[tuple[int, int, str]]:
+    """(offset, length, Wireshark field name) of every byte range of a frame,
+    for a reader without scapy (the kselftest runner) to name the field that
+    holds a differing byte. Bit fields that share bytes are one range, named
+    after all of them ("tcp.hdr_len/tcp.flags.res/tcp.flags")."""
+    _, layers = Ether(frame).build_ps()
+    out: list[tuple[int, int, str]] = []
+    at = 0
+    for layer, built in reversed(layers):  # build_ps lists the innermost layer first
+        names = _names(layer)
+        prefix = layer.__class__.__name__.lower()
+        pending: list[str] = []
+        for fld, _, raw in built:
+            name = (f"{prefix}.data" if prefix in ("raw", "padding")
+                    else names.get(fld.name, f"{prefix}.{fld.name}"))
+            pending.append(name)
+            if isinstance(raw, bytes) and raw:
+                out.append((at, len(raw), "/".join(dict.fromkeys(pending))))
+                at += len(raw)
+                pending = []
+    if at < len(frame):
+        out.append((at, len(frame) - at, "frame.trailer"))
+    return out

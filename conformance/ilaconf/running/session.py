@@ -16,11 +16,11 @@ from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
 from .. import topology
 from ..catalog import control, layouts
 from ..catalog.cases import ROUTE_TYPES, Case
-from ..impls import IMPLS, MAPPING_TABLE, Impl, lacks_mapping_table, rival
+from ..impls import IMPLS, MAPPING_TABLE, Impl, rival
 from ..oracle import expect, golden, packets
 from ..reports import pcapng
 from ..reports.report import Result
-from . import mapping, steps
+from . import applies, steps
 from .guest import Guest, GuestError
 
 INJECT = "/bin/ila-inject"
@@ -272,9 +272,13 @@ class Session:
         return rc, out, [f for frames in per_nic for f in frames if in_flow(case, f)]
 
     def impl_placeholders(self) -> dict[str, str]:
+        """control.RUNTIME_PLACEHOLDERS: the implementation, its rival, the NICs."""
         other = rival(self.impl)
+        index = {f"{key}_ifindex": self.must("cat", [f"/sys/class/net/{dev}/ifindex"])[0]
+                 for key, dev in (("dev", topology.NICS[0].dev), ("dev2", topology.NICS[1].dev))}
         return {"module": self.impl.module_path, "module_name": self.impl.module_name,
-                "other_module": other.module_path, "other_module_name": other.module_name}
+                "other_module": other.module_path, "other_module_name": other.module_name,
+                **index}
 
     def loaded_modules(self) -> list[str]:
         return [line.split()[0] for line in self.must("cat", ["/proc/modules"])]
@@ -295,25 +299,7 @@ class Session:
 
     def skip_reason(self, case: "Case | control.ControlCase") -> str:
         """Why this column does not run the case; empty when it does."""
-        impl = self.impl
-        if lacks_mapping_table(impl):
-            return lacks_mapping_table(impl)
-        if isinstance(case, control.ControlCase):
-            if case.interface != impl.interface:
-                return (f"a control case of the {case.interface} interface; this column tests "
-                        f"the {impl.interface} interface")
-            if not impl.runs_control and not case.every_column:
-                return ("control-plane cases run in the implementation's default "
-                        "configuration (its own column) only")
-            return ""
-        if impl.interface == "route" and mapping.is_mapping_case(case):
-            return "a case of the ip ila mapping table; this column tests encap ila routes"
-        if impl.interface == "mapping":
-            derived = mapping.derive(case, impl)
-            if isinstance(derived, str):
-                return derived
-        missing = [n for n in case.needs if n not in impl.features]
-        return f"{impl.name} does not implement {', '.join(missing)}" if missing else ""
+        return applies.skip_reason(self.impl, case)
 
     def run_case(self, case: "Case | control.ControlCase", bless: bool) -> Result:
         why = self.skip_reason(case)
@@ -326,11 +312,7 @@ class Session:
 
     def lines(self, case: Case) -> tuple[list[str], list[str]]:
         """The case's set-up and teardown command lines in this column."""
-        if self.impl.interface == "mapping" and not mapping.is_mapping_case(case):
-            derived = mapping.derive(case, self.impl)
-            assert not isinstance(derived, str), derived
-            return derived
-        return [self.impl.route(line) for line in case.routes], case.teardown
+        return applies.case_lines(self.impl, case)
 
     def run_packet(self, case: Case, bless: bool, golden: bool = True) -> tuple[str, str, list[str]]:
         """Set up, send, tear down, then judge: the case's expectation, or its deviation."""
