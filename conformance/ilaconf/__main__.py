@@ -12,6 +12,7 @@ from . import impls
 from .bench import driver as bench
 from .bench import report as benchreport
 from .catalog import cases, deviations, newcase
+from .kselftest import collection
 from .reliability import detectors as reliability
 from .reports import junit, matrix, report
 from .running import columns
@@ -120,6 +121,20 @@ def bless_status(chosen: list, selected: list[impls.Impl], results: list[report.
           f"(not part of this status): {t['pass'] + t['xfail']} passed, {t['fail']} failed"
           + (f", {t['skip']} skipped" if t['skip'] else ""))
     return 1 if bad or missing else 0
+
+
+def cmd_kselftest(a: argparse.Namespace) -> int:
+    """make kselftest: out/kselftest/ and out/kselftest.tar.gz."""
+    files = [(f, None) for f in sorted(Path(a.deviations).glob("*.toml"))]
+    try:
+        count = collection.build(Path.cwd(), Path(a.out), Path(a.ksrc), Path(a.kconfig), files,
+                                 set(a.fixed.split()))
+    except (collection.CollectionError, OSError) as e:
+        print(f"kselftest: {e}", file=sys.stderr)
+        return 1
+    print(f"kselftest: {a.out}/kselftest/ ({count} results over every column) and "
+          f"{a.out}/kselftest.tar.gz")
+    return 0
 
 
 def cmd_new_case(a: argparse.Namespace) -> int:
@@ -493,6 +508,13 @@ def main() -> int:
     k.add_argument("--what", required=True)
     k.add_argument("--why", required=True)
     k.set_defaults(func=cmd_skip)
+    ks = sub.add_parser("kselftest", help="the catalog as a kselftest collection and tarball")
+    ks.add_argument("--out", required=True)
+    ks.add_argument("--ksrc", required=True, help="the kernel source (its selftests framework)")
+    ks.add_argument("--kconfig", required=True, help="the kernel's .config")
+    ks.add_argument("--deviations", default="conformance/deviations")
+    ks.add_argument("--fixed", default="")
+    ks.set_defaults(func=cmd_kselftest)
     s = sub.add_parser("summary", help="sum KTAP totals into 'N passed, N failed'")
     s.add_argument("ktap", nargs="+")
     s.set_defaults(func=cmd_summary)

@@ -1,0 +1,93 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The program of make kselftest-run's guest (init runs it for ila.run=). It
+# needs no host: the collection in /kselftest runs once per column listed in
+# /etc/ila-kselftest/columns (LABEL COLUMN MODULE_PATH MODULE_NAME RIVAL_PATH:
+# a mutant of ours is labelled by its module and judged as the module
+# column), with that column's module loaded; then each
+# kernel tree's own runner in /etc/ila-kselftest/runners runs it once more
+# (run_kselftest.sh -c net/ila), with ours loaded. Everything printed goes
+# to the host on the control port, which parses the TAP.
+#
+# The columns of one module share a load of it. Their packet cases run side
+# by side, one runner per CPU, each in namespaces of its own; the control
+# cases, which load and unload modules, run after them one column at a time.
+set -u
+conf=/etc/ila-kselftest
+collection=/kselftest/net/ila
+mount -t tmpfs tmpfs /run 2>/dev/null
+mkdir -p /tmp/ila-kselftest
+# CASE= of make kselftest-run, as --case (the runners run every case), and
+# the runner's other options (--stop-on-fail for mutants)
+cases=$(cat "$conf/cases")
+args=$(cat "$conf/args")
+jobs=$(nproc)
+packet=$(ls "$collection/bundle" | grep -v -x -e control -e topology -e index.json |
+	tr '\n' ',')
+
+# rmmod NAME, waiting while cached routes of closing sockets hold it (EAGAIN)
+unload() {
+	tries=0
+	while ! rmmod "$1" 2>/dev/null; do
+		tries=$((tries + 1))
+		if [ "$tries" -gt 150 ]; then
+			echo "ila-kselftest-run: cannot unload $1 after 30 s"
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+# run LABEL COLUMN MODULE RIVAL FOLDERS PART: one runner's TAP, into a file
+run() {
+	out=/tmp/ila-kselftest/$1.$6
+	# shellcheck disable=SC2086 # args are words
+	ILA_IMPL=$2 ILA_MODULE=$3 ILA_RIVAL_MODULE=$4 \
+		"$collection/ila_conformance" --case "$cases" --folder "$5" $args >"$out" 2>&1
+	echo "ila-kselftest-run: exit $?" >>"$out"
+}
+
+# print LABEL PART: a finished runner's TAP, under the column's header
+print() {
+	echo "ila-kselftest-run: column $1"
+	cat "/tmp/ila-kselftest/$1.$2"
+}
+
+for group in $(cut -d' ' -f3 "$conf/columns" | uniq); do
+	grep " $group " "$conf/columns" >/tmp/ila-kselftest/group
+	loaded=$(head -n1 /tmp/ila-kselftest/group | cut -d' ' -f4)
+	if ! insmod "$group"; then
+		while read -r label column module name rival; do
+			echo "ila-kselftest-run: column $label"
+			echo "ila-kselftest-run: insmod $module failed"
+		done </tmp/ila-kselftest/group
+		continue
+	fi
+	running=0
+	while read -r label column module name rival; do
+		run "$label" "$column" "$module" "$rival" "$packet" packet </dev/null &
+		running=$((running + 1))
+		if [ "$running" -ge "$jobs" ]; then
+			wait
+			running=0
+		fi
+	done </tmp/ila-kselftest/group
+	wait
+	while read -r label column module name rival; do
+		print "$label" packet
+		run "$label" "$column" "$module" "$rival" control control
+		print "$label" control
+	done </tmp/ila-kselftest/group
+	unload "$loaded"
+done
+
+while read -r label dir module name rival; do
+	echo "ila-kselftest-run: runner $label"
+	insmod "$module" || echo "ila-kselftest-run: insmod $module failed"
+	(cd "$dir" && ILA_CASE=$(cat "$conf/runner-cases") ILA_MODULE=$module \
+		ILA_RIVAL_MODULE=$rival ./run_kselftest.sh -c net/ila)
+	echo "ila-kselftest-run: exit $?"
+	unload "$name"
+done <"$conf/runners"
+echo "ila-kselftest-run: done"
