@@ -19,8 +19,9 @@
  *    the address it translates to returns a plain local route, so the packet
  *    is delivered here either way, translated once.
  * Those lookups are made again after any change that can alter a lookup's
- * result (a FIB notifier event: a route, rule or address added or removed),
- * not per packet. Any other packet takes the lwtunnel hook as before.
+ * result (a FIB notifier event, or the FIB's serial number moving: a route,
+ * rule or address added, replaced or removed), not per packet. Any other
+ * packet takes the lwtunnel hook as before.
  */
 #include <linux/hashtable.h>
 #include <linux/netfilter.h>
@@ -142,10 +143,23 @@ static bool ila_ref_lookup_by_dst(const struct net *net)
 	return true;
 }
 
+/*
+ * The generation a verdict holds for: FIB events of any namespace, whose
+ * notifiers run before a new or replacing route is published, plus @net's
+ * FIB serial number, which fib6_add() moves once it is. A verdict made
+ * between the two, from the route being replaced, is stale when the new
+ * one is in place.
+ */
+static unsigned long ila_ref_early_gen(struct net *net)
+{
+	return (unsigned long)atomic_long_read(&ila_ref_fib_gen) +
+	       (unsigned int)atomic_read(&net->ipv6.fib6_sernum);
+}
+
 /* Is translating before the route lookup the same as after it? */
 static bool ila_ref_early_allowed(struct net *net, struct ila_ref_early *e)
 {
-	unsigned long gen = atomic_long_read(&ila_ref_fib_gen) << 1;
+	unsigned long gen = ila_ref_early_gen(net) << 1;
 	unsigned long verdict = READ_ONCE(e->verdict);
 	struct in6_addr sir;
 	bool ok;

@@ -7,6 +7,7 @@
 #include <linux/module.h>
 #include <net/lwtunnel.h>
 #include <net/ip6_fib.h>
+#include <net/ipv6.h>
 #include <net/netlink.h>
 #include <uapi/linux/ila.h>
 
@@ -159,13 +160,25 @@ static int ila_ref_output(struct net *net, struct sock *sk,
 	return skb_dst(skb)->lwtstate->orig_output(net, sk, skb);
 }
 
+/*
+ * Input translates only what is delivered here. A forwarded packet goes
+ * through ip6_forward() untranslated and is translated by the output hook:
+ * an ICMPv6 error the forwarding itself makes (Time Exceeded, Packet Too
+ * Big) then quotes the packet as its sender sent it, to the SIR address its
+ * sender knows, and the packet is translated and counted once. (An IPv4
+ * route's packets are dropped here, as on output.)
+ */
 static int ila_ref_input(struct sk_buff *skb)
 {
-	int err = ila_ref_xlat_or_drop(skb);
+	const struct lwtunnel_state *lwt = skb_dst(skb)->lwtstate;
+	int err;
 
+	if (lwt->orig_input != ip6_input && skb->protocol == htons(ETH_P_IPV6))
+		return lwt->orig_input(skb);
+	err = ila_ref_xlat_or_drop(skb);
 	if (err)
 		return err;
-	return skb_dst(skb)->lwtstate->orig_input(skb);
+	return lwt->orig_input(skb);
 }
 
 static int ila_ref_fill_encap(struct sk_buff *skb, struct lwtunnel_state *lwt)

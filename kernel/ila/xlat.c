@@ -120,13 +120,34 @@ static __always_inline int ila_ref_csum_offset(const struct sk_buff *skb, int nh
 	return off + field;
 }
 
+/*
+ * Does the checksum field at @csum_off hold a pseudo-header sum that the
+ * device or GSO completes, rather than a whole checksum? Only the field a
+ * CHECKSUM_PARTIAL skb names does, and the outer UDP checksum of a GSO UDP
+ * tunnel with checksums (udp6_set_csum() seeds it, the segmentation
+ * completes it). A UDP tunnel that offloads its inner checksum computes its
+ * outer one whole (local checksum offload, lco_csum()), or sends none
+ * (udp6zerocsumtx): the packet is CHECKSUM_PARTIAL all the same, for the
+ * inner field.
+ */
+static bool ila_ref_csum_is_partial(const struct sk_buff *skb, int csum_off, u8 proto)
+{
+	if (skb->ip_summed != CHECKSUM_PARTIAL)
+		return false;
+	if (skb_checksum_start_offset(skb) + skb->csum_offset == csum_off)
+		return true;
+	return proto == IPPROTO_UDP && skb_is_gso(skb) &&
+	       (skb_shinfo(skb)->gso_type & SKB_GSO_UDP_TUNNEL_CSUM);
+}
+
 /* Adjust the writable checksum at @csum_off by @diff; whether it changed. */
 static bool ila_ref_adjust_csum(struct sk_buff *skb, int csum_off, u8 proto, __wsum diff)
 {
 	__sum16 *sum = (__sum16 *)(skb->data + csum_off);
+	bool partial = ila_ref_csum_is_partial(skb, csum_off, proto);
 
 	/* A zero UDP checksum means "none" (RFC 768, RFC 6935): keep it. */
-	if (proto == IPPROTO_UDP && !*sum && skb->ip_summed != CHECKSUM_PARTIAL)
+	if (proto == IPPROTO_UDP && !*sum && !partial)
 		return false;
 
 	/*
@@ -135,7 +156,7 @@ static bool ila_ref_adjust_csum(struct sk_buff *skb, int csum_off, u8 proto, __w
 	 * complemented; a full one's the complemented sum of everything.
 	 * Neither touches a CHECKSUM_COMPLETE skb->csum (see below).
 	 */
-	if (skb->ip_summed == CHECKSUM_PARTIAL)
+	if (partial)
 		*sum = ~csum_fold(csum_add(diff, csum_unfold(*sum)));
 	else
 		csum_replace_by_diff(sum, diff);

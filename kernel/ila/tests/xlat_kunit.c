@@ -177,6 +177,41 @@ static void xlat_checksum_partial(struct kunit *test)
 	kfree_skb(skb);
 }
 
+/*
+ * A UDP tunnel's outer header over an offloaded inner one: the skb is
+ * CHECKSUM_PARTIAL for the inner field, while the outer UDP checksum is
+ * whole (local checksum offload) or zero (udp6zerocsumtx). Here the inner
+ * field is the last 2 payload bytes, which the translation must not touch.
+ */
+static void xlat_tunnel_outer_checksum(struct kunit *test)
+{
+	struct ila_ref_params p = test_params();
+	int zero;
+
+	for (zero = 0; zero <= 1; zero++) {
+		struct sk_buff *skb = build(test, IPPROTO_UDP, 64);
+		__sum16 *outer = csum_field(skb, IPPROTO_UDP);
+		u8 *inner = skb->data + skb->len - 2;
+		u8 seed[2];
+
+		if (zero)
+			*outer = 0;
+		memcpy(seed, inner, 2);
+		skb->ip_summed = CHECKSUM_PARTIAL;
+		skb->csum_start = inner - skb->head - 8;
+		skb->csum_offset = 8;
+		KUNIT_EXPECT_EQ(test, ila_ref_xlat(skb, &p),
+				zero ? ILA_REF_XLAT_NOCSUM : ILA_REF_XLAT_CSUM);
+		expect_translated(test, skb);
+		if (zero)
+			KUNIT_EXPECT_EQ(test, *outer, 0);
+		else
+			KUNIT_EXPECT_EQ(test, full_csum(skb, IPPROTO_UDP), 0);
+		KUNIT_EXPECT_EQ(test, memcmp(inner, seed, 2), 0);
+		kfree_skb(skb);
+	}
+}
+
 static void xlat_udp_zero_rules(struct kunit *test)
 {
 	struct ila_ref_params p = test_params();
@@ -299,6 +334,7 @@ static struct kunit_case ila_ref_xlat_cases[] = {
 	KUNIT_CASE(xlat_checksum_unnecessary),
 	KUNIT_CASE(xlat_checksum_complete),
 	KUNIT_CASE(xlat_checksum_partial),
+	KUNIT_CASE(xlat_tunnel_outer_checksum),
 	KUNIT_CASE(xlat_udp_zero_rules),
 	KUNIT_CASE(xlat_paged_transport_header),
 	KUNIT_CASE(xlat_cloned_skb),
