@@ -138,13 +138,17 @@ $(OUT)/guest/ila-relay: guest-init/ila-relay.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ $<
 
+$(OUT)/guest/ila-churn: guest-init/ila-churn.c lib/addr.c lib/addr.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_GUEST) -pthread -o $@ guest-init/ila-churn.c lib/addr.c
+
 $(OUT)/guest/ila-bench: guest-init/ila-bench.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_GUEST) -o $@ $<
 
 guest: deps $(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl $(OUT)/guest/ila-fuzz \
 	$(OUT)/guest/ila-bench $(OUT)/guest/ila-rx $(OUT)/guest/ila-relay $(OUT)/guest/ila-map \
-	$(OUT)/guest/ila-sock
+	$(OUT)/guest/ila-sock $(OUT)/guest/ila-churn
 
 # External implementations named in IMPL (external:DIR), see README.md.
 externals: kernel
@@ -152,7 +156,8 @@ externals: kernel
 
 INITRAMFS_FILES = $(KDIR)/usr/gen_init_cpio \
 	$(OUT)/guest/init $(OUT)/guest/ila-inject $(OUT)/guest/ila-nl \
-	$(OUT)/guest/ila-fuzz $(OUT)/guest/ila-bench $(OUT)/guest/ila-rx $(OUT)/guest/ila-relay $(OUT)/guest/ila-map $(OUT)/guest/ila-sock $(wildcard $(OUT)/build/ila_ref/*.ko) $(KDIR)/net/ipv6/ila/ila.ko \
+	$(OUT)/guest/ila-fuzz $(OUT)/guest/ila-bench $(OUT)/guest/ila-rx $(OUT)/guest/ila-relay $(OUT)/guest/ila-map $(OUT)/guest/ila-sock $(OUT)/guest/ila-churn $(wildcard $(OUT)/build/ila_ref/*.ko) $(KDIR)/net/ipv6/ila/ila.ko \
+	/usr/sbin/nft \
 	patched=$(OUT)/build/intree-patched/net/ipv6/ila/ila.ko \
 	floor=$(OUT)/build/ila_ref_floor/ila_ref.ko \
 	$$(test -f $(OLD_KO) && echo intree-$(INTREE_OLD)=$(OLD_KO)) \
@@ -319,21 +324,21 @@ KS_RUNNERS = $(foreach s,6.1 6.12,$(if $(wildcard $(shell KVER=$(s) kernel/build
 kselftest-run: kselftest initramfs
 	@PYTHONPATH=conformance $(PY) -m ilaconf.kselftest.run --kernel $(KDIR)/arch/x86/boot/bzImage \
 		--kconfig $(KDIR)/.config --initrd $(OUT)/initramfs.cpio.gz --gen-init-cpio $(KDIR)/usr/gen_init_cpio \
-		--install $(OUT)/build/kselftest-install --bundle $(OUT)/kselftest/bundle \
+		--tarball $(OUT)/kselftest.tar.gz --bundle $(OUT)/kselftest/bundle \
 		--out $(OUT)/kselftest-run --impl '$(IMPL)' $(NO_OLD:--no-column=--no-column) \
 		$(KS_RUNNERS) --conformance $(OUT)/results.json --accel $(QEMU_ACCEL) --case '$(CASE)' \
 		--runner-case '$(KS_RUNNER_CASE)' \
 		--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))'
 
-# make mutation's mutants (MUTANTS=glob,...) judged by the kselftest
-# collection instead of the harness, each stopping at its first failure,
-# against the kills of the last make mutation MUTANTS=... ($(MUTATION)/fates.json).
+# The mutants the last make mutation built (MUTANTS=...) judged by the
+# kselftest collection instead of the harness, each stopping at its first
+# failure, against the kills of that run's catalog phase ($(MUTATION)/fates.json).
 kselftest-mutants: kselftest initramfs
-	@$(RUN) mutation-build --kdir $(KDIR) --src kernel/ila --out $(MUTATION) --mutants '$(MUTANTS)'
-	@guest-init/mkinitramfs.sh $(MUTATION)/initramfs.cpio.gz $(INITRAMFS_FILES) $$(cat $(MUTATION)/mutants.kos)
+	@test -f $(MUTATION)/fates.json || { echo "kselftest-mutants: run make mutation" \
+		"MUTANTS=... first: it builds the mutants and records their kills"; exit 2; }
 	@PYTHONPATH=conformance $(PY) -m ilaconf.kselftest.run --kernel $(KDIR)/arch/x86/boot/bzImage \
 		--kconfig $(KDIR)/.config --initrd $(MUTATION)/initramfs.cpio.gz --gen-init-cpio $(KDIR)/usr/gen_init_cpio \
-		--install $(OUT)/build/kselftest-install --bundle $(OUT)/kselftest/bundle \
+		--tarball $(OUT)/kselftest.tar.gz --bundle $(OUT)/kselftest/bundle \
 		--out $(OUT)/kselftest-mutants --mutants $(MUTATION)/mutants.json \
 		--fates $(MUTATION)/fates.json --accel $(QEMU_ACCEL) --case '$(CASE)' \
 		--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))'

@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
 	build-essential bc bison flex libelf-dev libssl-dev cpio xz-utils
 	qemu-system-x86 python3-scapy tshark tcpdump
-	busybox-static iproute2 kmod patch python3-junitparser rsync
+	busybox-static iproute2 kmod patch python3-junitparser rsync nftables
 	"$@"
 )
 
