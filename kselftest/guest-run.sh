@@ -76,6 +76,10 @@ for group in $(cut -d' ' -f3 "$conf/columns" | uniq); do
 	wait
 	while read -r label column module name rival; do
 		print "$label" packet
+		# a mutant is killed by its first failure (--stop-on-fail)
+		case "$args" in *--stop-on-fail*)
+			grep -q '^not ok' "/tmp/ila-kselftest/$label.packet" && continue ;;
+		esac
 		run "$label" "$column" "$module" "$rival" control control
 		print "$label" control
 	done </tmp/ila-kselftest/group

@@ -13,7 +13,7 @@
 #include "../../lib/verbs.h"
 #include "runner.h"
 
-static const char *const tools[] = { "ila-nl", "ila-map", "ila-sock", "ila-inject" };
+static const char *const tools[] = { "ila-nl", "ila-map", "ila-sock", "ila-inject", "ila-churn" };
 
 static int is_tool(const char *word)
 {
@@ -26,7 +26,7 @@ static int is_tool(const char *word)
 }
 
 /* @name's path on PATH, in @buf; NULL when there is none. */
-static const char *which(const char *name, char *buf, size_t len)
+const char *which(const char *name, char *buf, size_t len)
 {
 	const char *path = getenv("PATH");
 	char *copy = xstrdup(path ? path : "/usr/sbin:/usr/bin:/sbin:/bin"), *dir, *save;

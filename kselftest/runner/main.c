@@ -81,18 +81,31 @@ static void usage(int rc)
 	exit(rc);
 }
 
+/*
+ * Whether @item is in the comma-separated @list (globs if @glob): named by
+ * one of its items, and by none of those written !GLOB, which leave out.
+ */
 static int listed(const char *list, const char *item, int glob)
 {
 	char *copy, *w, *save;
-	int hit = 0;
+	int hit = 0, any = 0, out = 0;
 
 	if (!list || !*list)
 		return 1;
 	copy = xstrdup(list);
-	for (w = strtok_r(copy, ",", &save); w && !hit; w = strtok_r(NULL, ",", &save))
-		hit = glob ? !fnmatch(w, item, 0) : !strcmp(w, item);
+	for (w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		int neg = w[0] == '!';
+		int match = glob ? !fnmatch(w + neg, item, 0) : !strcmp(w + neg, item);
+
+		if (neg) {
+			out |= match;
+		} else {
+			any = 1;
+			hit |= match;
+		}
+	}
 	free(copy);
-	return hit;
+	return (hit || !any) && !out;
 }
 
 static int by_name(const void *a, const void *b)

@@ -37,39 +37,6 @@ struct observed {
 	int nstats;
 };
 
-struct verdict {
-	enum ks_status status;
-	char detail[1024];
-	struct strv diag;
-};
-
-static void set(struct verdict *v, enum ks_status s, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set(struct verdict *v, enum ks_status s, const char *fmt, ...)
-{
-	va_list ap;
-
-	v->status = s;
-	va_start(ap, fmt);
-	vsnprintf(v->detail, sizeof(v->detail), fmt, ap);
-	va_end(ap);
-}
-
-static void diag(struct verdict *v, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void diag(struct verdict *v, const char *fmt, ...)
-{
-	char line[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	strv_push(&v->diag, line);
-}
-
 static void joined(const struct strv *s, char *buf, size_t len)
 {
 	size_t used = 0;
@@ -210,7 +177,7 @@ static void hex(char *buf, size_t cap, const uint8_t *p, size_t n, size_t max)
 }
 
 /* Each field that differs, expected against observed, in Wireshark's names. */
-static void diff_fields(struct verdict *v, int i, const struct ks_frame *want,
+static void diff_fields(struct ks_result *v, int i, const struct ks_frame *want,
 			const uint8_t *got, size_t got_len)
 {
 	size_t at = 0, start, len, min = want->len < got_len ? want->len : got_len;
@@ -228,14 +195,14 @@ static void diff_fields(struct verdict *v, int i, const struct ks_frame *want,
 		hex(e, sizeof(e), want->data + start, len, 32);
 		hex(o, sizeof(o), got + start, len, 32);
 		if (first)
-			diag(v, "frame %d: first difference at byte %zu, in %s", i, at, name);
-		diag(v, "  %-40s expected %-34s observed %s", name, e, o);
+			result_diag(v, "frame %d: first difference at byte %zu, in %s", i, at, name);
+		result_diag(v, "  %-40s expected %-34s observed %s", name, e, o);
 		first = 0;
 		shown++;
 		at = start + len;
 	}
 	if (want->len != got_len)
-		diag(v, "frame %d: %zu bytes expected, %zu observed", i, want->len, got_len);
+		result_diag(v, "frame %d: %zu bytes expected, %zu observed", i, want->len, got_len);
 }
 
 static uint16_t get16(const uint8_t *p)
@@ -275,17 +242,17 @@ static void take_window(uint8_t *want, size_t len, const uint8_t *got, size_t go
 }
 
 static void frames_verdict(const struct ks_case *c, const struct ks_frameset *fs,
-			   const struct observed *o, struct verdict *v)
+			   const struct observed *o, struct ks_result *v)
 {
 	int i;
 
 	if (o->n != fs->n) {
-		set(v, KS_FAIL, "expected %d frame(s) of the flow, captured %d", fs->n, o->n);
+		result_set(v, KS_FAIL, "expected %d frame(s) of the flow, captured %d", fs->n, o->n);
 		for (i = 0; i < o->n; i++) {
 			char h[2 * 96 + 4];
 
 			hex(h, sizeof(h), o->frames[i], o->lens[i], 96);
-			diag(v, "captured frame %d: %s", i, h);
+			result_diag(v, "captured frame %d: %s", i, h);
 		}
 		return;
 	}
@@ -298,7 +265,7 @@ static void frames_verdict(const struct ks_case *c, const struct ks_frameset *fs
 		if (c->mask_tcp_window)
 			take_window(copy, want.len, o->frames[i], o->lens[i]);
 		if (want.len != o->lens[i] || memcmp(copy, o->frames[i], want.len)) {
-			set(v, KS_FAIL, "frame %d differs from the expected frame%s", i,
+			result_set(v, KS_FAIL, "frame %d differs from the expected frame%s", i,
 			    c->mask_tcp_window ? " (the TCP window taken from the frame)" : "");
 			diff_fields(v, i, &want, o->frames[i], o->lens[i]);
 			free(copy);
@@ -308,14 +275,14 @@ static void frames_verdict(const struct ks_case *c, const struct ks_frameset *fs
 	}
 }
 
-static void stats_verdict(const char *want_text, const struct observed *o, struct verdict *v)
+static void stats_verdict(const char *want_text, const struct observed *o, struct ks_result *v)
 {
 	char *copy = xstrdup(want_text), *save, *w;
 	long want[MAX_STATS] = { 0 };
 	int i, bad = 0, unknown = 0;
 
 	if (o->nstats < 0) {
-		set(v, KS_FAIL, "no /proc/net/ila_ref_stats in the DUT's namespace");
+		result_set(v, KS_FAIL, "no /proc/net/ila_ref_stats in the DUT's namespace");
 		free(copy);
 		return;
 	}
@@ -328,7 +295,7 @@ static void stats_verdict(const char *want_text, const struct observed *o, struc
 		for (i = 0; i < o->nstats && strcmp(o->name[i], w); i++)
 			;
 		if (i == o->nstats)
-			unknown = 1, diag(v, "unknown counter %s", w);
+			unknown = 1, result_diag(v, "unknown counter %s", w);
 		else
 			want[i] = atol(eq + 1);
 	}
@@ -337,16 +304,16 @@ static void stats_verdict(const char *want_text, const struct observed *o, struc
 		bad |= want[i] != o->delta[i];
 	if (!bad && !unknown)
 		return;
-	set(v, KS_FAIL, "/proc/net/ila_ref_stats counters differ");
+	result_set(v, KS_FAIL, "/proc/net/ila_ref_stats counters differ");
 	for (i = 0; i < o->nstats; i++)
-		diag(v, "%-28s expected +%-4ld observed +%ld%s", o->name[i], want[i],
+		result_diag(v, "%-28s expected +%-4ld observed +%ld%s", o->name[i], want[i],
 		     o->delta[i], want[i] == o->delta[i] ? "" : "  <>");
 }
 
 /* session.verdict: the send, the counters, then the frames. */
 static void verdict(const struct ks_case *c, const struct ks_frameset *fs,
 		    const char *inject_error, const char *stats, const struct observed *o,
-		    struct verdict *v)
+		    struct ks_result *v)
 {
 	char out[1024];
 
@@ -354,12 +321,12 @@ static void verdict(const struct ks_case *c, const struct ks_frameset *fs,
 	joined(&o->out, out, sizeof(out));
 	if (inject_error) {
 		if (o->rc == 0 || !contains(&o->out, inject_error)) {
-			set(v, KS_FAIL, "expected the send to fail with '%s', it returned %d: %s",
+			result_set(v, KS_FAIL, "expected the send to fail with '%s', it returned %d: %s",
 			    inject_error, o->rc, out);
 			return;
 		}
 	} else if (o->rc) {
-		set(v, KS_FAIL, "the send failed (%d): %s", o->rc, out);
+		result_set(v, KS_FAIL, "the send failed (%d): %s", o->rc, out);
 		return;
 	}
 	if (stats) {
@@ -377,7 +344,7 @@ static int cloned(const struct ks_case *c)
 
 /* session.with_clone: the packet socket's copy of a cloned layout. */
 static void with_clone(const struct ks_case *c, const struct ks_column *col,
-		       const struct observed *o, struct verdict *v, int dev)
+		       const struct observed *o, struct ks_result *v, int dev)
 {
 	const char *seen = "clone: no report";
 	int i;
@@ -389,26 +356,26 @@ static void with_clone(const struct ks_case *c, const struct ks_column *col,
 			seen = o->out.v[i];
 	if (!strcmp(seen, "clone: intact")) {
 		if (col->clone_deviation)
-			set(v, KS_FAIL, "the declared deviation (%s) was not observed: the "
+			result_set(v, KS_FAIL, "the declared deviation (%s) was not observed: the "
 			    "packet socket's copy is intact; remove it", col->clone_deviation);
 		return;
 	}
 	if (col->clone_deviation && !strncmp(seen, "clone: modified", 15)) {
 		if (v->status == KS_PASS && !dev) {
-			set(v, KS_XFAIL, "%s", col->clone_deviation);
-			diag(v, "%s", seen);
+			result_set(v, KS_XFAIL, "%s", col->clone_deviation);
+			result_diag(v, "%s", seen);
 		} else {
 			char was[1024];
 
 			snprintf(was, sizeof(was), "%s", v->detail);
-			set(v, v->status, "%s%s%s", was, was[0] ? "; " : "", col->clone_deviation);
-			diag(v, "%s", seen);
+			result_set(v, v->status, "%s%s%s", was, was[0] ? "; " : "", col->clone_deviation);
+			result_diag(v, "%s", seen);
 		}
 		return;
 	}
-	set(v, KS_FAIL, "the skb was shared with a packet socket, and its copy was written: "
+	result_set(v, KS_FAIL, "the skb was shared with a packet socket, and its copy was written: "
 	    "%s [breaks ILA-SHARED-1]", seen + 7);
-	diag(v, "an implementation must make the skb's data its own (skb_ensure_writable) "
+	result_diag(v, "an implementation must make the skb's data its own (skb_ensure_writable) "
 	     "before it writes into it");
 }
 
@@ -510,7 +477,7 @@ static void observed_free(struct observed *o)
 	strv_free(&o->out);
 }
 
-static void take(struct ks_result *r, struct verdict *v)
+static void take(struct ks_result *r, struct ks_result *v)
 {
 	int i;
 
@@ -528,7 +495,7 @@ void packet_run(struct ks_topology *t, struct ks_env *env, const struct ks_case 
 	const struct ks_frameset *want = bundle_frameset(c, col->expect);
 	char names[MAX_STATS][64], err[1024], out[1024];
 	struct observed o = { 0 };
-	struct verdict v = { 0 }, alt = { 0 };
+	struct ks_result v = { 0 }, alt = { 0 };
 	struct strv left = { 0 };
 	long before[MAX_STATS];
 	int i, nbefore = -1;
@@ -610,7 +577,7 @@ void packet_run(struct ks_topology *t, struct ks_env *env, const struct ks_case 
 		return;
 	}
 	if (col->dev_route_error) {
-		set(&alt, KS_FAIL, "the route was accepted, not refused with '%s'",
+		result_set(&alt, KS_FAIL, "the route was accepted, not refused with '%s'",
 		    col->dev_route_error);
 	} else {
 		const struct ks_frameset *dev = bundle_frameset(c, col->dev_expect);

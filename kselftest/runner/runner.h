@@ -177,6 +177,8 @@ void steps_run(struct ks_topology *t, struct ks_env *env, const struct ks_case *
 
 /* A command line of a case (ip ..., or a verb), run in the DUT's namespace. */
 int run_line(const struct ks_env *env, const char *line, int timeout_s, struct strv *out);
+/* @name's path on PATH, in @buf; NULL when there is none. */
+const char *which(const char *name, char *buf, size_t len);
 /* ILA routes (and mappings) left in any table; with purge, deleted. */
 int leftover_ila(const struct ks_env *env, int purge, struct strv *left);
 /* How many ILA routes and mappings there are (netlink, no program run); -1 on error. */

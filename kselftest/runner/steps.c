@@ -199,6 +199,29 @@ static int mentions(const struct ks_column *col, const char *text)
 	return 0;
 }
 
+/*
+ * A program a step runs in another namespace ("ip netns exec NS PROGRAM",
+ * nft for instance) that the machine lacks: the case needs it. 0 when none.
+ */
+static int missing_program(const struct ks_column *col, char *name, size_t len)
+{
+	char path[512];
+	int i;
+
+	for (i = 0; i < col->nsteps; i++) {
+		const char *at = strstr(col->steps[i].run, "ip netns exec ");
+		char ns[64], prog[64];
+
+		if (at != col->steps[i].run ||
+		    sscanf(at + strlen("ip netns exec "), "%63s %63s", ns, prog) != 2 ||
+		    strchr(prog, '/') || which(prog, path, sizeof(path)))
+			continue;
+		snprintf(name, len, "%s", prog);
+		return 1;
+	}
+	return 0;
+}
+
 static void run_steps(struct ks_env *env, const struct ks_column *col,
 		      const struct names *nm, struct ks_result *r)
 {
@@ -317,7 +340,7 @@ void steps_run(struct ks_topology *t, struct ks_env *env, const struct ks_case *
 		.other_module = env->rival_path, .other_module_name = col->rival,
 	};
 	struct strv out = { 0 };
-	char *line;
+	char *line, missing[64];
 	int i;
 
 	(void)c;
@@ -331,6 +354,10 @@ void steps_run(struct ks_topology *t, struct ks_env *env, const struct ks_case *
 				   col->steps[i].respond);
 			return;
 		}
+	}
+	if (missing_program(col, missing, sizeof(missing))) {
+		result_set(r, KS_SKIP, "needs %s, which is not on PATH", missing);
+		return;
 	}
 	if ((mentions(col, "{module}") && !env->module_path) ||
 	    (mentions(col, "{other_module}") && !env->rival_path)) {

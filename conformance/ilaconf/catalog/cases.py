@@ -8,14 +8,15 @@ lib/pkt.h, shared with the scapy oracle) and the outcome expected.
 import dataclasses
 import difflib
 import fnmatch
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import topology
 from ..oracle import packets
-from . import control, layouts
-from .deviations import (OUTCOMES, ColumnEntry, Deviation, DeviationError, kernel_holds,
+from . import control, layouts, tunnel
+from .deviations import (ERROR, OUTCOMES, ColumnEntry, Deviation, DeviationError, kernel_holds,
                          load_column_file, load_deviations)
 
 # output: the guest sends; input: the host sends to an ILA address the guest
@@ -74,6 +75,11 @@ class Case:
     quote: dict[str, object] | None = None
     quote_len: int = 1232
     quote_dst: str | None = None
+    error: str | None = None  # outcome error: "time-exceeded" or "packet-too-big MTU"
+    error_quote: str = "sent"  # what that error quotes: the packet as sent, or "translated"
+    # the packet travels inside this UDP tunnel, whose outer packet the ILA
+    # route translates (expect.dst is the outer destination)
+    tunnel: "tunnel.Tunnel | None" = None
     base: str = ""  # a generated layout variant: the case it comes from
     # per column: what a shared (cloned) skb's other holder sees instead of
     # its data intact, when an implementation writes into it
@@ -170,7 +176,8 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
         return data[key]
 
     known = {"verifies", "requirements", "path", "send", "nic", "routes", "teardown", "packet",
-             "expect", "look", "deviation", "needs", "layout", "no_mapping", "no_layouts", "rx_nic"}
+             "expect", "look", "deviation", "needs", "layout", "no_mapping", "no_layouts", "rx_nic",
+             "tunnel"}
     extra = set(data) - known
     if extra:
         raise CaseError(f"{file}: unknown keys {sorted(extra)} (known: {sorted(known)})")
@@ -207,17 +214,36 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
         raise CaseError(f"{file}: expect.outcome must be one of {OUTCOMES}")
     if outcome == "translated" and "dst" not in expect:
         raise CaseError(f"{file}: a translated outcome needs expect.dst")
+    error = expect.get("error")
+    if (outcome == "error") != (error is not None) or \
+            error is not None and not ERROR.match(str(error)):
+        raise CaseError(f"{file}: outcome = \"error\" goes with expect.error, the node's own "
+                        "ICMPv6 error: \"time-exceeded\", \"packet-too-big MTU\" or "
+                        "\"unreachable CODE\"")
+    if outcome == "error" and (path != "forward" or "dst" not in expect):
+        raise CaseError(f"{file}: the node's own error is about a packet it forwards: "
+                        "path = \"forward\", and expect.dst, where the route would send it")
     if ("quote_dst" in expect) != (quote is not None):
         raise CaseError(f"{file}: an ICMPv6 error case gives [packet.quote] and expect.quote_dst "
                         "(the quoted destination after the guest; the same to leave it)")
-    bad = set(expect) - {"outcome", "dst", "inject_error", "ila_ref_stats", "csum", "quote_dst"}
+    bad = set(expect) - {"outcome", "dst", "inject_error", "ila_ref_stats", "csum", "quote_dst",
+                         "error"}
     if bad:
         raise CaseError(f"{file}: unknown expect keys {sorted(bad)}")
     stats = expect.get("ila_ref_stats")
     if stats is not None and not isinstance(stats, dict) or not all(isinstance(v, int) for v in (stats or {}).values()):
         raise CaseError(f"{file}: expect.ila_ref_stats must map counter names to integers")
+    try:
+        tun = tunnel.load(file, data.get("tunnel"), fill) if "tunnel" in data else None
+    except tunnel.TunnelError as e:
+        raise CaseError(str(e))
+    if tun and (path != "output" or send not in ("udp", "raw")):
+        raise CaseError(f"{file}: a [tunnel] carries what the guest sends: path = \"output\", "
+                        "send = \"udp\" or \"raw\"")
     routes = [fill(r) for r in need("routes", list)]
     teardown = [fill(t) for t in data.get("teardown", [])] or [default_teardown(r) for r in routes]
+    if tun:  # the tunnel device first, gone last
+        routes, teardown = [*tun.setup(), *routes], [*teardown, *tun.teardown()]
     reqs = need("requirements", list)
     if not reqs:
         raise CaseError(f"{file}: list at least one requirement ID")
@@ -244,6 +270,7 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
         no_mapping=str(data.get("no_mapping", "")), no_layouts=str(data.get("no_layouts", "")),
         rx_nic=rx_nic, quote=quote, quote_len=quote_len,
         quote_dst=fill(str(expect["quote_dst"])) if "quote_dst" in expect else None,
+        error=str(error) if error is not None else None, tunnel=tun,
     )
 
 

@@ -29,6 +29,7 @@ from .. import topology
 from .deviations import Deviation, DeviationError, load_deviations
 
 BINARIES = {"ip": topology.IP, "ila-nl": "/bin/ila-nl", "ila-inject": "/bin/ila-inject",
+            "ila-churn": "/bin/ila-churn",
             "ila-map": "/bin/ila-map", "ila-sock": "/bin/ila-sock"}
 AGENT_VERBS = {"insmod", "rmmod", "cat", "mode", "write", "dmesg"}
 STEP_KEYS = {"run", "rc", "stdout", "contains", "match", "absent", "json", "retry", "report",

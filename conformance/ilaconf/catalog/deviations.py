@@ -22,7 +22,17 @@ from pathlib import Path
 from . import properties
 from ..impls import IMPLS
 
-OUTCOMES = ("translated", "unchanged", "dropped")
+# error: the node itself answers the sender with an ICMPv6 error about the
+# packet (expect.error), as a router does for a hop limit run out or a link
+# too small, quoting the packet as its sender sent it
+OUTCOMES = ("translated", "unchanged", "dropped", "error")
+# expect.error (and a deviation's error): the node's own ICMPv6 error
+ERROR = re.compile(r"^(time-exceeded|packet-too-big \d+|unreachable \d+)$")
+# What an ICMPv6 error case's quote shows instead: the quote passed as it came
+# (untouched), or the node's own error quotes the packet translated
+# (or, a release before the CVE-2026-68127 fix, "csum-only": the destination
+# as sent, the checksum translated: the locator went to a stale header)
+QUOTES = ("untouched", "translated", "csum-only")
 
 
 class DeviationError(ValueError):
@@ -45,8 +55,10 @@ def register_columns(names: list[str]) -> None:
 # incremental: updated by RFC 1624 eqn. 3 even when the destination does not
 # change, which turns a field of 0xffff into 0x0000 (oracle/expect.py,
 # moved_locators).
+# as-partial, reversed-as-partial (a tunnel's outer checksum): adjusted as if
+# the field held a CHECKSUM_PARTIAL pseudo-header sum (oracle/tunnels.py).
 CSUMS = ("adjusted", "untouched", "reversed", "from-route", "reversed-from-route",
-         "incremental")
+         "incremental", "as-partial", "reversed-as-partial")
 
 
 @dataclass(frozen=True)
@@ -64,7 +76,8 @@ class Deviation:
     inject_error: str | None = None
     route_error: str | None = None  # the route set-up fails with this output
     clone: str | None = None  # cloned layouts: "modified", the shared data is written
-    quote: str | None = None  # ICMPv6 errors: "untouched", the quote passes as received
+    quote: str | None = None  # ICMPv6 errors: "untouched" (passes as received), "translated"
+    error: str | None = None  # outcome error: the node's error instead ("unreachable 0")
     source: str = ""  # the deviations file entry it came from; empty: the case's own table
 
     @property
@@ -80,7 +93,7 @@ class Deviation:
 
 
 DEVIATION_KEYS = {"requirement", "reason", "outcome", "dst", "csum", "inject_error", "route_error",
-                  "clone", "quote"}
+                  "clone", "quote", "error"}
 
 
 def load_deviations(file: Path, data: object, packet: bool,
@@ -105,9 +118,14 @@ def load_deviations(file: Path, data: object, packet: bool,
         if packet and not ({"outcome", "route_error", "inject_error", "clone", "quote"} & set(d)):
             raise DeviationError(f"{file}: [deviation.{col}] must say what is observed instead "
                             "(outcome, route_error, inject_error, clone or quote)")
-        if d.get("quote") not in (None, "untouched"):
+        if d.get("error") is not None and not ERROR.match(str(d["error"])):
+            raise DeviationError(f"{file}: [deviation.{col}]: error is \"time-exceeded\", "
+                                 "\"packet-too-big MTU\" or \"unreachable CODE\"")
+        if d.get("quote") not in (None, *QUOTES):
             raise DeviationError(f"{file}: [deviation.{col}]: quote = \"untouched\" says an "
-                                 "ICMPv6 error passes with the quote it came with")
+                                 "ICMPv6 error passes with the quote it came with, "
+                                 "\"translated\" that the node's own error quotes the "
+                                 "packet translated")
         if "clone" in d and (d["clone"] != "modified" or set(d) - {"requirement", "reason", "clone"}):
             raise DeviationError(f"{file}: [deviation.{col}]: clone = \"modified\" stands alone "
                                  "(with requirement and reason): it says a cloned skb's shared "

@@ -24,7 +24,8 @@ PROPERTIES = {
     "family": "ipv6, or ipv4 when the case's ILA route is an IPv4 one",
     "path": "output, input or forward",
     "send": "raw, udp, udp4 or tcp",
-    "outcome": "the case's expected outcome: translated, unchanged or dropped",
+    "outcome": "the case's expected outcome: translated, unchanged, dropped or error",
+    "tunnel": "the UDP tunnel the packet travels in (vxlan, fou), or none",
     "expect_csum": "the case's expect.csum: adjusted, neutral or neutral-auto",
     "csum_at": "where the transport checksum field is: direct (right after the IPv6 "
                "header), behind-ext (after extension headers) or absent (no transport "
@@ -134,6 +135,9 @@ def _derive(case) -> dict[str, str | int]:
     spec = dict(case.packet)
     if case.send == "udp":
         spec["csum"] = "0" if spec.get("no_check6_tx") else "auto"
+    tunnel = getattr(case, "tunnel", None)
+    if tunnel is not None:  # the route translates the outer packet: its properties
+        spec = {**spec, **tunnel.outer_spec(packets.sent_packet(spec)), "payload_len": 0}
     route = ila_route(case.routes)
     prefix, options = route or ("", "")
     props: dict[str, str | int] = {
@@ -142,6 +146,7 @@ def _derive(case) -> dict[str, str | int]:
         "layout": (",".join(map(str, case.layout)) if isinstance(case.layout, list)
                    else case.layout),
         "family": "ipv4" if case.send == "udp4" or (route and "." in prefix) else "ipv6",
+        "tunnel": tunnel.kind if tunnel is not None else "none",
     }
     props["route_locator"] = props["dst_change"] = "n/a"
     if prefix and ":" in prefix:

@@ -56,7 +56,7 @@ from ..catalog.cases import Case
 from ..impls import Impl
 from ..oracle import compare, expect, golden, packets
 from ..reports import pcapng
-from ..running import applies
+from ..running import applies, session
 from . import steps as control_steps
 
 FORMAT = "ila-kselftest-bundle 1"
@@ -113,11 +113,18 @@ def flow_lines(case: Case) -> list[str]:
     if case.send == "udp4":
         dst4 = IPv4Address(str(case.packet["dst4"])).packed.hex()
         return [f"flow 12=0800 30={dst4}", f"flow 12=0806 38={dst4}"]
+    if case.tunnel:  # its outer packets, to its remote, carrying the case's packet
+        inner = IPv6Address(str(case.packet["dst"])).packed[8:]
+        return [f"flow 12=86dd 46={IPv6Address(case.tunnel.remote).packed[8:].hex()} "
+                f"{session.tunnel_iid_at(case)}={inner.hex()}"]
     iid = IPv6Address(str(case.packet["dst"])).packed[8:]
     at = ETH + (8 if case.path == "input" else 24) + 8  # the iid of the source, or destination
+    errors = [f"flow 12=86dd 20=3a {session.ERROR_TYPE_AT}={t:02x} "
+              f"{session.QUOTED_IID_AT}={iid.hex()}" for t in range(1, 5)] \
+        if case.outcome == "error" else []
     if case.csum.startswith("neutral"):  # the C-bit and the last 16 bits change
-        return [f"flow 12=86dd {at + 1}={iid[1:6].hex()}"]
-    return [f"flow 12=86dd {at}={iid.hex()}"]
+        return [*errors, f"flow 12=86dd {at + 1}={iid[1:6].hex()}"]
+    return [*errors, f"flow 12=86dd {at}={iid.hex()}"]
 
 
 def send_lines(case: Case) -> list[str]:

@@ -42,7 +42,7 @@ def copy_sources(repo: Path, out: Path) -> None:
         for f in sorted((repo / sub).glob(pattern)):
             shutil.copy2(f, src / sub / f.name)
     (src / "guest-init").mkdir(parents=True, exist_ok=True)
-    for name in ("inject.c", "ila-nl.c", "ila-map.c", "ila-sock.c"):
+    for name in ("inject.c", "ila-nl.c", "ila-map.c", "ila-sock.c", "ila-churn.c"):
         shutil.copy2(repo / "guest-init" / name, src / "guest-init" / name)
 
 

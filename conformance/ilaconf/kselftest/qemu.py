@@ -5,7 +5,7 @@ module and the ones it imports use Python's standard library only.
 The guest's initramfs is the harness's (init, iproute2, the modules) with a
 second archive appended, which the kernel unpacks over the first:
 
-    /kselftest/                 the install of make kselftest (the kernel
+    /kselftest/                 make kselftest's tarball, unpacked (the kernel
                                 tree's run_kselftest.sh, kselftest/, net/ila/)
     /kselftest-RELEASE/         a kernel tree's runner (run_kselftest.sh,
                                 kselftest/) over the same net/ila/

@@ -2,7 +2,7 @@
 check that every (case, column) got the verdict make conformance gave it.
 
     python3 -m ilaconf.kselftest.run --kernel BZIMAGE --initrd BASE --gen-init-cpio PATH
-        --install DIR --bundle DIR --out DIR [--impl COLUMNS] [--no-column NAME ...]
+        --tarball KSELFTEST.TAR.GZ --bundle DIR --out DIR [--impl COLUMNS] [--no-column NAME ...]
         --runner LABEL=SELFTESTS_DIR ... [--conformance RESULTS.json]
 
 The agreement (out/.../kselftest-run/agreement.ktap, one result per column
@@ -17,6 +17,7 @@ import fnmatch
 import json
 import os
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -34,7 +35,12 @@ def conformance_verdicts(path: Path) -> dict[tuple[str, str], report.Result]:
 
 
 def chosen(case: str, globs: str) -> bool:
-    return any(fnmatch.fnmatch(case, g) for g in globs.split(",") if g) or not globs.strip(",")
+    """ila_conformance's --case: named by a glob, and by no !GLOB."""
+    words = [g for g in globs.split(",") if g]
+    keep = [g for g in words if not g.startswith("!")]
+    drop = [g[1:] for g in words if g.startswith("!")]
+    return (not keep or any(fnmatch.fnmatch(case, g) for g in keep)) and \
+        not any(fnmatch.fnmatch(case, g) for g in drop)
 
 
 def agreement(section: results.Section, names: dict[str, tuple[str, str]],
@@ -115,15 +121,42 @@ def mutant_columns(manifest: Path) -> tuple[list[qemu.Column], dict[str, dict]]:
              for m in built], {m["module"]: m for m in built})
 
 
-def mutant_check(section: results.Section | None, mutant: dict, fates: dict[str, str]
+def finished(section: results.Section | None) -> bool:
+    """A mutant's run came to its end: its first failure, or both parts."""
+    return section is not None and bool(section.exits) and (
+        len(section.exits) == 2 or any(v.status == "fail" for v in section.verdicts.values()))
+
+
+def run_mutants(a: argparse.Namespace, columns: list[qemu.Column]) -> dict[str, object]:
+    """Each mutant's section of the guest's TAP. A mutant that crashes the
+    guest is killed by it ("crash"); a fresh guest then takes the rest."""
+    done: dict[str, object] = {}
+    todo = list(columns)
+    while todo:
+        sections = {s.label: s for s in results.parse(run_guest(a, todo, todo[0], [],
+                                                                 "--stop-on-fail"))}
+        for c in todo:
+            if finished(sections.get(c.label)):
+                done[c.label] = sections[c.label]
+                continue
+            done[c.label] = "crash"  # the guest died running it
+            break
+        todo = [c for c in todo if c.label not in done]
+    return done
+
+
+def mutant_check(section: "results.Section | str | None", mutant: dict, fates: dict[str, str]
                  ) -> report.Result:
     """Killed in the kselftest mode exactly when make mutation's catalog phase
     killed it (fates.json: the killer, or "survived")."""
     fate = fates.get(mutant["id"])
-    failed = [v for v in section.verdicts.values() if v.status == "fail"] if section else []
-    mine = f"{failed[0].name}: {failed[0].detail}" if failed else "survived"
     name = f"kselftest/mutant/{mutant['id']}"
-    if section is None or not section.exits:
+    if section == "crash":
+        section, mine = None, "the guest died (kernel panic: see serial.log)"
+    else:
+        failed = [v for v in section.verdicts.values() if v.status == "fail"] if section else []
+        mine = f"{failed[0].name}: {failed[0].detail}" if failed else "survived"
+    if section is None and not mine.startswith("the guest died"):
         return report.Result(name, "module", "fail", "the guest printed no run of this mutant",
                              ["ILA-KSELFTEST-1"], [mutant["what"]])
     if fate is None:
@@ -142,8 +175,12 @@ def run_guest(a: argparse.Namespace, columns: list[qemu.Column], ours: qemu.Colu
     out.mkdir(parents=True, exist_ok=True)
     initrd = out / "initramfs-kselftest.cpio.gz"
     with tempfile.TemporaryDirectory(prefix="ila-kselftest-") as tmp:
+        # the tarball itself, unpacked, as a lab would (its layout is the install's)
+        unpacked = Path(tmp) / "kselftest"
+        with tarfile.open(a.tarball) as tar:
+            tar.extractall(unpacked)
         timers = a.kconfig and "CONFIG_POSIX_TIMERS=y" in Path(a.kconfig).read_text()
-        lines = qemu.cpio_list(Path(a.install), runners, columns, ours, Path(a.program),
+        lines = qemu.cpio_list(unpacked, runners, columns, ours, Path(a.program),
                                Path(tmp), a.case, args, a.runner_case, bool(timers))
         qemu.initramfs(Path(a.initrd), Path(a.gen_init_cpio), lines, initrd)
     return qemu.boot(Path(a.kernel), initrd, out, a.accel, a.timeout, a.cpus)
@@ -155,7 +192,7 @@ def main() -> int:
     p.add_argument("--kconfig", default="", help="its .config (POSIX timers: the runners' timeout)")
     p.add_argument("--initrd", required=True, help="the harness's initramfs")
     p.add_argument("--gen-init-cpio", required=True)
-    p.add_argument("--install", required=True, help="make kselftest's install directory")
+    p.add_argument("--tarball", required=True, help="make kselftest's kselftest.tar.gz")
     p.add_argument("--bundle", required=True)
     p.add_argument("--program", default="kselftest/guest-run.sh")
     p.add_argument("--out", required=True)
@@ -195,9 +232,13 @@ def main() -> int:
         print("kselftest-run: IMPL= must include module (ours: the kernel trees' runners "
               "run the collection with it)", file=sys.stderr)
         return 2
+    by_mutant: dict[str, object] = {}
     try:
-        log = Path(a.tap_log) if a.tap_log else run_guest(a, columns, ours, runners,
-                                                           "--stop-on-fail" if mutants else "")
+        if mutants:
+            by_mutant = run_mutants(a, columns)
+            log = Path(a.out) / "tap.log"
+        else:
+            log = Path(a.tap_log) if a.tap_log else run_guest(a, columns, ours, runners, "")
     except (qemu.RunError, OSError) as e:
         print(f"kselftest-run: {e}", file=sys.stderr)
         rep = report.Reporter(out, 1, name="agreement", kernel=a.kernel_label,
@@ -223,8 +264,7 @@ def main() -> int:
     if mutants:
         fates = json.loads(Path(a.fates).read_text()) if a.fates and Path(a.fates).exists() else {}
         for label, m in mutants.items():
-            section = next((s for s in sections if s.label == label), None)
-            agree.add(mutant_check(section, m, fates))
+            agree.add(mutant_check(by_mutant.get(label), m, fates))
         return 1 if agree.finish() else 0
     seen = {s.label for s in sections if s.kind == "column"}
     for c in columns:

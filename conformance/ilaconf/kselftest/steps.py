@@ -73,7 +73,7 @@ def block(case: ControlCase, impl: Impl) -> list[str]:
         return [f"skip {' '.join(why.split())}"]
     out = []
     for n, step in enumerate(case.steps, 1):
-        run = impl.route(step.run) if step.run.startswith("ip ") else step.run
+        run = impl.route(step.run) if "encap ila" in step.run else step.run
         out.append(f"step {run}")
         out += expectations(step)
         if step.retry:

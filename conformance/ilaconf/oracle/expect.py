@@ -7,7 +7,8 @@ import dataclasses
 from ipaddress import IPv6Address
 
 from scapy.layers.inet import IP, UDP
-from scapy.layers.inet6 import IPv6, in6_chksum
+from scapy.layers.inet6 import (ICMPv6DestUnreach, ICMPv6PacketTooBig, ICMPv6TimeExceeded, IPv6,
+                                in6_chksum)
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
@@ -15,7 +16,7 @@ from .. import topology
 from ..catalog import properties
 from ..catalog.cases import Case
 from ..catalog.deviations import Deviation
-from . import compare, packets
+from . import compare, packets, tunnels
 
 ETH_IPV4 = b"\x08\x00"
 ETH_ZLEN = 60  # the shortest Ethernet frame, without its FCS
@@ -75,21 +76,52 @@ def expected_frames(case: Case) -> list[bytes] | None:
     spec = oracle_spec(case)
     if case.quote is not None:  # an ICMPv6 error: its quote as the guest must leave it
         spec = {**spec, "payload_hex": quote_after(case).hex(), "payload_len": 0}
-    if case.outcome != "translated":
-        l3 = packets.sent_packet(spec)
-    elif case.csum == "untouched":
-        l3 = packets.untouched_packet(spec, str(case.expect_dst))
-    elif case.csum in ("neutral", "neutral-auto"):
-        l3 = packets.neutral_packet(spec, str(case.expect_dst), c_bit=case.csum == "neutral")
-    elif case.csum in MOVED:
-        l3 = packets.moved_packet(spec, str(case.expect_dst), *moved_locators(case))
-    else:
-        l3 = packets.translated_packet(spec, str(case.expect_dst))
+    if case.outcome == "error":
+        quoted = packets.sent_packet(spec)
+        if case.error_quote == "translated":
+            quoted = translated_l3(case, spec)
+        elif case.error_quote == "csum-only":  # the checksum translated, not the address
+            quoted = quoted[:40] + translated_l3(case, spec)[40:]
+        return [node_error(case, spec, quoted)]
+    if case.tunnel is not None:
+        l3 = tunnels.translated(case, spec) if case.outcome == "translated" else \
+            tunnels.outer(case, spec, case.tunnel.remote)
+        return [frame_on(case.nic, l3)]
+    l3 = translated_l3(case, spec) if case.outcome == "translated" else packets.sent_packet(spec)
     if case.path == "input":
         return [packets.local_reply(spec, l3)]
     if case.path == "forward":
         l3 = l3[:7] + bytes([l3[7] - 1]) + l3[8:]  # the hop limit a router decrements
     return [frame_on(case.nic, l3)]
+
+
+def translated_l3(case: Case, spec: dict[str, object]) -> bytes:
+    """The packet translated to the case's expect_dst, its checksum as the
+    case's rule (or its deviation's) says."""
+    if case.csum == "untouched":
+        return packets.untouched_packet(spec, str(case.expect_dst))
+    if case.csum in ("neutral", "neutral-auto"):
+        return packets.neutral_packet(spec, str(case.expect_dst), c_bit=case.csum == "neutral")
+    if case.csum in MOVED:
+        return packets.moved_packet(spec, str(case.expect_dst), *moved_locators(case))
+    return packets.translated_packet(spec, str(case.expect_dst))
+
+
+def node_error(case: Case, spec: dict[str, object], quoted: bytes) -> bytes:
+    """The guest's own ICMPv6 error about a packet it forwards (outcome
+    error), as a router sends it: from its address on the link the packet
+    came in by, to the packet's source, quoting as much of the packet as
+    fits in the minimum MTU (RFC 4443 2.4(c)): ip6_forward() answers a hop
+    limit of 1 with Time Exceeded and a packet larger than the next link
+    with Packet Too Big, both before it decrements the hop limit."""
+    kind, *arg = str(case.error).split()
+    icmp = ICMPv6TimeExceeded(code=0) if kind == "time-exceeded" else \
+        ICMPv6PacketTooBig(mtu=int(arg[0])) if kind == "packet-too-big" else \
+        ICMPv6DestUnreach(code=int(arg[0]))
+    rx = topology.NICS[topology.nic_index(case.rx_nic)]
+    l3 = IPv6(src=rx.guest_addr, dst=str(spec["src"]), hlim=64) / icmp / \
+        Raw(quoted[:packets.IPV6_MIN_MTU - 48])
+    return packets.ether(bytes(l3), rx.guest_mac, rx.host_mac)
 
 
 def quote_after(case: Case) -> bytes:
@@ -158,4 +190,6 @@ def as_deviation(case: Case, dev: Deviation) -> Case:
     return dataclasses.replace(
         case, outcome=dev.outcome or case.outcome, expect_dst=dev.dst or case.expect_dst,
         csum=dev.csum, inject_error=dev.inject_error, stats=None,
-        quote_dst=case.quote["dst"] if dev.quote == "untouched" and case.quote else case.quote_dst)
+        quote_dst=case.quote["dst"] if dev.quote == "untouched" and case.quote else case.quote_dst,
+        error_quote=dev.quote if dev.quote in ("translated", "csum-only") else case.error_quote,
+        error=dev.error or case.error)

@@ -86,11 +86,35 @@ def in_flow(case: Case, frame: bytes) -> bool:
                 or (frame[12:14] == ETH_ARP and frame[38:42] == dst4))
     if frame[12:14] != ETH_IPV6 or len(frame) < 54:
         return False
+    if case.tunnel:  # its outer packets, to its remote, carrying the case's packet
+        return frame[46:54] == IPv6Address(case.tunnel.remote).packed[8:] and \
+            frame[tunnel_iid_at(case):tunnel_iid_at(case) + 8] == \
+            IPv6Address(str(case.packet["dst"])).packed[8:]
     iid = IPv6Address(str(case.packet["dst"])).packed[8:]
+    if case.outcome == "error" and is_error_about(frame, iid):
+        return True
     if case.csum.startswith("neutral"):  # the C-bit and the last 16 bits change
         return (frame[30:38] if case.path == "input" else frame[46:54])[1:6] == iid[1:6]
     # A local reply comes from the address the packet was delivered to.
     return (frame[30:38] if case.path == "input" else frame[46:54]) == iid
+
+
+# An ICMPv6 error's type (1 to 4) and its quoted packet's destination
+# identifier, in the frame: Ethernet, IPv6, the 8-byte ICMPv6 header, then
+# the quoted IPv6 header, whose destination's identifier is bytes 32 to 40.
+ERROR_TYPE_AT = 14 + 40
+QUOTED_IID_AT = 14 + 40 + 8 + 32
+
+
+def tunnel_iid_at(case: Case) -> int:
+    """The inner destination's identifier in a tunnel case's frames."""
+    return 14 + 40 + 8 + case.tunnel.inner_at() + 32
+
+
+def is_error_about(frame: bytes, iid: bytes) -> bool:
+    """An ICMPv6 error quoting a packet to this identifier (outcome error)."""
+    return (frame[12:14] == ETH_IPV6 and frame[20] == 58 and 1 <= frame[ERROR_TYPE_AT] <= 4
+            and frame[QUOTED_IID_AT:QUOTED_IID_AT + 8] == iid)
 
 
 def guest_memory(paths: Paths) -> str:

@@ -90,8 +90,9 @@ def run_steps(session, case: ControlCase, names: dict[str, str]) -> tuple[str, s
     notes: list[str] = []
     deviated = []
     for n, step in enumerate((resolved(s, names) for s in case.steps), 1):
-        # the column's options on ILA routes (a no-op in default configurations)
-        verb, args = wrapped(session.impl.route(step.run) if step.run.startswith("ip ")
+        # the column's options on ILA routes (a no-op in default configurations),
+        # also where a tool runs the ip commands (ila-churn)
+        verb, args = wrapped(session.impl.route(step.run) if "encap ila" in step.run
                              else step.run)
         alt = step.deviation.get(col)
         deadline = time.monotonic() + step.retry
