@@ -222,6 +222,25 @@ static int missing_program(const struct ks_column *col, char *name, size_t len)
 	return 0;
 }
 
+/*
+ * A module's name: its file's (ila_m0042.ko loads as ila_m0042: a mutant, or
+ * an external module, judged as the column the bundle names), else the
+ * column's. Returns a static buffer.
+ */
+static const char *module_name(const char *path, const char *column_module)
+{
+	static char names[2][64];
+	static int which;
+	const char *base = path ? strrchr(path, '/') : NULL;
+	char *name = names[which++ % 2];
+
+	if (!path)
+		return column_module;
+	snprintf(name, sizeof(names[0]), "%s", base ? base + 1 : path);
+	name[strcspn(name, ".")] = '\0';
+	return name;
+}
+
 static void run_steps(struct ks_env *env, const struct ks_column *col,
 		      const struct names *nm, struct ks_result *r)
 {
@@ -295,7 +314,8 @@ static void run_steps(struct ks_env *env, const struct ks_column *col,
 }
 
 /* After the case: no ILA route left, and the column's module (only) loaded. */
-static void restore(struct ks_env *env, const struct ks_column *col, struct ks_result *r)
+static void restore(struct ks_env *env, const struct ks_column *col, const struct names *nm,
+		    struct ks_result *r)
 {
 	struct strv left = { 0 }, mods = { 0 }, out = { 0 };
 	char want[96], rival[96];
@@ -309,20 +329,21 @@ static void restore(struct ks_env *env, const struct ks_column *col, struct ks_r
 	if (!env->module_path || !col->module)
 		return;
 	run_line(env, "cat /proc/modules", 10, &mods);
-	snprintf(want, sizeof(want), "%s ", col->module);
-	snprintf(rival, sizeof(rival), "%s ", col->rival ? col->rival : "");
+	snprintf(want, sizeof(want), "%s ", nm->module_name);
+	snprintf(rival, sizeof(rival), "%s ", nm->other_module_name ? nm->other_module_name : "");
 	for (i = 0; i < mods.n; i++) {
 		have |= !strncmp(mods.v[i], want, strlen(want));
-		other |= col->rival && !strncmp(mods.v[i], rival, strlen(rival));
+		other |= nm->other_module_name && !strncmp(mods.v[i], rival, strlen(rival));
 	}
 	strv_free(&mods);
 	if (have && !other)
 		return;
 	result_set(r, KS_FAIL, "the cleanup did not restore the modules: %s %s, %s %s",
-		   col->module, have ? "loaded" : "not loaded", col->rival ? col->rival : "-",
+		   nm->module_name, have ? "loaded" : "not loaded",
+		   nm->other_module_name ? nm->other_module_name : "-",
 		   other ? "loaded" : "not loaded");
 	if (other) {
-		snprintf(want, sizeof(want), "rmmod %s", col->rival);
+		snprintf(want, sizeof(want), "rmmod %s", nm->other_module_name);
 		run_line(env, want, 10, &out);
 	}
 	if (!have) {
@@ -336,8 +357,9 @@ void steps_run(struct ks_topology *t, struct ks_env *env, const struct ks_case *
 	       const struct ks_column *col, struct ks_result *r)
 {
 	struct names nm = {
-		.module = env->module_path, .module_name = col->module,
-		.other_module = env->rival_path, .other_module_name = col->rival,
+		.module = env->module_path, .module_name = module_name(env->module_path, col->module),
+		.other_module = env->rival_path,
+		.other_module_name = module_name(env->rival_path, col->rival),
 	};
 	struct strv out = { 0 };
 	char *line, missing[64];
@@ -374,5 +396,5 @@ void steps_run(struct ks_topology *t, struct ks_env *env, const struct ks_case *
 		strv_free(&out);
 		free(line);
 	}
-	restore(env, col, r);
+	restore(env, col, &nm, r);
 }
