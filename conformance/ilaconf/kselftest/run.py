@@ -97,6 +97,9 @@ def runner_check(section: results.Section, direct: results.Section | None) -> re
         problems.append("run_kselftest.sh reported no program")
     if section.exits != [0]:
         problems.append(f"run_kselftest.sh exited {section.exits or 'never'}")
+    if section.programs and not section.verdicts:
+        problems.append("no program's own TAP reached the log (the runner appends it to "
+                        "/dev/stdout)")
     if direct is not None:
         for name, v in sorted(section.verdicts.items()):
             d = direct.verdicts.get(name)
