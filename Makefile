@@ -56,7 +56,7 @@ LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c lib/verbs.c lib/send.c li
 LIB_HDR    := $(LIB_SRC:.c=.h)
 RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 
-.PHONY: kselftest kselftest-run kselftest-mutants bench bench-doc bench-profile deps fuzz mutation mutation-detectors kernel module intree-patched intree-old externals guest initramfs lib-test conformance golden test test-steps matrix clean new-case \
+.PHONY: patch-series leave-one-out leave-one-out-run kselftest kselftest-run kselftest-mutants bench bench-doc bench-profile deps fuzz mutation mutation-detectors kernel module intree-patched intree-old externals guest initramfs lib-test conformance golden test test-steps matrix clean new-case \
 	reliability reliability-run
 
 # Every target that compiles or runs something depends on deps, so that
@@ -77,12 +77,16 @@ module: kernel
 	@KCFLAGS=-DCONFIG_ILA_REF_BENCH_FLOOR=1 $(KBUILD_MODULE) $(KDIR) kernel/ila \
 		$(OUT)/build/ila_ref_floor >/dev/null && echo "module: built the floor variant"
 
+# The fix series (kernel/patches/net/, net-next/) in order, without LEAVE_OUT=
+# (net/0002,...: a leave-one-out build); the runner's deviations follow it.
+export ILA_LEAVE_OUT := $(LEAVE_OUT)
+
 # The in-tree module with kernel/patches/ applied, for the intree+patches column.
 intree-patched: kernel
 	@rm -rf $(OUT)/build/intree-patched && mkdir -p $(OUT)/build/intree-patched/net/ipv6
-	@ko=$$($(KBUILD_MODULE) $(KDIR) $(KDIR)/source/net/ipv6/ila \
+	@series=$$(kernel/series.sh) && ko=$$($(KBUILD_MODULE) $(KDIR) $(KDIR)/source/net/ipv6/ila \
 		$(OUT)/build/intree-patched/net/ipv6/ila \
-		--patch-root $(OUT)/build/intree-patched $(sort $(wildcard kernel/patches/*.patch))) && \
+		--patch-root $(OUT)/build/intree-patched $$series) && \
 		echo "intree-patched: built $$ko"
 
 # A released in-tree module from before the CVE-2026-68127 fix, for a column
@@ -96,10 +100,10 @@ OLD_DIR    := $(OUT)/build/intree-$(INTREE_OLD)
 OLD_KO     := $(OLD_DIR)/net/ipv6/ila/ila.ko
 intree-old: kernel
 ifeq ($(KSERIES)$(KSRC),6.1)
-	@src=$$(kernel/fetch-ila.sh $(INTREE_OLD)) && rm -rf $(OLD_DIR) && \
+	@series=$$(kernel/series.sh) && src=$$(kernel/fetch-ila.sh $(INTREE_OLD)) && rm -rf $(OLD_DIR) && \
 		mkdir -p $(OLD_DIR)/net/ipv6 && \
 		ko=$$($(KBUILD_MODULE) $(KDIR) $$src $(OLD_DIR)/net/ipv6/ila --patch-root $(OLD_DIR) \
-			$(sort $(wildcard kernel/patches/*.patch))) && \
+			$$series) && \
 		echo "intree-old: built $$ko"
 else
 	@rm -rf $(OLD_DIR)
@@ -196,6 +200,39 @@ else
 conformance: initramfs
 	@$(RUN) run $(RUN_ARGS)
 endif
+
+# Each patch of kernel/patches/ earns its place: for each (PATCHES=net/0002,...
+# for some), the in-tree module built without it and judged as if it held
+# the whole series, on its own cases and a few of every other patch's, must
+# fail exactly its own (conformance/ilaconf/leave_one_out.py). One output
+# directory per patch under $(OUT)/leave-one-out/; the verdicts in
+# $(OUT)/leave-one-out/leave-one-out.ktap.
+LOO := $(OUT)/leave-one-out
+leave-one-out: deps
+	@mkdir -p $(LOO); names=; for p in $$(ILA_LEAVE_OUT=$(PATCHES) kernel/series.sh --only); do \
+		n=$$(basename $$p); names="$$names --patch $$n"; \
+		cases=$$($(RUN) leave-one-out-cases --patch $$n --kernel-version '$(word 2,$(KDESC))' \
+			--fixed '$(shell $(KBUILD) --fixed)') || exit 1; \
+		echo "leave-one-out: $$n, $$(echo $$cases | tr , '\n' | wc -l) cases"; \
+		$(MAKE) --no-print-directory initramfs OUT=$(LOO)/$${n:0:4} LEAVE_OUT=$$n >/dev/null || exit 1; \
+		$(MAKE) --no-print-directory leave-one-out-run OUT=$(LOO)/$${n:0:4} LEAVE_OUT= \
+			IMPL=intree+patches,intree+patches-map CASE="$$cases" >$(LOO)/$${n:0:4}.log 2>&1; \
+		tail -n 1 $(LOO)/$${n:0:4}.log; \
+	done; \
+	$(RUN) leave-one-out-check $$names --out $(LOO) --kernel-label '$(word 1,$(KDESC))' \
+		--kernel-version '$(word 2,$(KDESC))' --fixed '$(shell $(KBUILD) --fixed)'
+
+# Each series of kernel/patches/ as it would be mailed, in out/patches/<series>/:
+# the fixes, the selftest generated from the catalog for the cases they fix,
+# the cover letter, checkpatch.pl --strict's report (README "Sending the
+# fixes upstream"). Against the 6.12 source, whatever KVER= says.
+patch-series: deps
+	@$(MAKE) --no-print-directory kernel KVER=6.12 >/dev/null
+	@$(RUN) patch-series --ksrc $$(KVER=6.12 kernel/build-kernel.sh --source) --out out/patches \
+		--kernel-version "$$(KVER=6.12 kernel/build-kernel.sh --describe | cut -d' ' -f2)"
+
+leave-one-out-run:
+	@$(RUN) run $(RUN_ARGS)
 
 # Differential fuzzing: N random packets (default 10,000) over random ILA
 # routes from SEED, against every column of IMPL=, judged by the oracle;

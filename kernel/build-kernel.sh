@@ -83,15 +83,23 @@ else
 	bdir=$cache/build/$version-$key
 fi
 
-# kernel/patches/ against the source: applies (missing), or is in it already.
-patch_state() {
-	if patch -p1 --dry-run --fuzz=0 --batch --quiet -d "$src" <"$1" >/dev/null 2>&1; then
-		echo missing
-	elif patch -p1 -R --dry-run --fuzz=0 --batch --quiet -d "$src" <"$1" >/dev/null 2>&1; then
-		echo applied
-	else
-		echo conflict
-	fi
+# The fix series against the source, in order on a copy of net/ipv6/ila:
+# "NAME missing" (applies), "NAME applied" (in the source already) or
+# "NAME conflict", one line per patch.
+series_state() {
+	local tmp p
+	tmp=$(mktemp -d)
+	mkdir -p "$tmp/net/ipv6" && cp -r "$src/net/ipv6/ila" "$tmp/net/ipv6/"
+	for p in $(ILA_LEAVE_OUT= "$here/series.sh"); do
+		if patch -p1 --fuzz=0 --batch --quiet -d "$tmp" <"$p" >/dev/null 2>&1; then
+			echo "$(basename "$p") missing"
+		elif patch -p1 -R --dry-run --fuzz=0 --batch --quiet -d "$tmp" <"$p" >/dev/null 2>&1; then
+			echo "$(basename "$p") applied"
+		else
+			echo "$(basename "$p") conflict"
+		fi
+	done
+	rm -rf "$tmp"
 }
 
 case ${1:-} in
@@ -100,9 +108,7 @@ case ${1:-} in
 --source) echo "$src"; exit 0 ;;
 --fixed)
 	[ -d "$src/net" ] || exit 0  # not extracted yet: nothing to say
-	for p in "$here"/patches/*.patch; do
-		[ "$(patch_state "$p")" = applied ] && basename "$p"
-	done
+	series_state | awk '$2 == "applied" { print $1 }'
 	exit 0 ;;
 "") ;;
 *) die "unknown argument $1 (--dir, --describe, --fixed, --source)" ;;
@@ -141,13 +147,12 @@ flock -u 8
 
 # The intree+patches column needs each of kernel/patches/ to apply to this
 # source, or to be in it already: say so now rather than after the build.
-for p in "$here"/patches/*.patch; do
-	[ "$(patch_state "$p")" != conflict ] && continue
+for p in $(series_state | awk '$2 == "conflict" { print $1 }'); do
 	if [ -n "${KSRC:-}" ]; then
-		die "KSRC=$KSRC: kernel/patches/$(basename "$p") neither applies to it nor is in it" \
+		die "KSRC=$KSRC: kernel/patches/ $p neither applies to it nor is in it" \
 			"already; the intree+patches column cannot be built from this tree"
 	fi
-	die "$pkg $version is not supported: kernel/patches/$(basename "$p")" \
+	die "$pkg $version is not supported: kernel/patches/ $p" \
 		"does not apply to it. Releases it applies to" \
 		"(kernel/check-patches.sh): $(paste -sd' ' "$here/patches/RELEASES")." \
 		"Pick one: make KVER=<release> (downloads it), or apt-get install $pkg=<release>"

@@ -6,9 +6,10 @@
 #
 # Default: every release `apt-cache madison` lists for linux-source-6.1 and
 # linux-source-6.12. Each .deb is fetched once into $ILA_CACHE/debs (shared
-# with build-kernel.sh), only net/ipv6/ila is extracted, and every patch is
-# tried with `patch --dry-run --fuzz=0`, as build-kernel.sh and
-# build-module.sh apply them. --write records the releases that pass in
+# with build-kernel.sh), only net/ipv6/ila is extracted, and the series
+# (kernel/series.sh) is applied in order with `patch --fuzz=0`, as
+# build-kernel.sh and build-module.sh apply it, and with `git am` on a
+# git-initialized copy. --write records the releases that pass in
 # kernel/patches/RELEASES, the list build-kernel.sh names when it refuses one.
 # Exits 1 if any release fails.
 set -euo pipefail
@@ -43,14 +44,22 @@ for v in "${releases[@]}"; do
 		bad=1
 		continue
 	}
-	rm -rf "${tmp:?}/$v" && mkdir -p "$tmp/$v"
+	rm -rf "${tmp:?}/$v" "$tmp/$v.git" && mkdir -p "$tmp/$v"
 	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$pkg.tar.xz" |
 		tar -C "$tmp/$v" --strip-components=1 -xJ --wildcards '*/net/ipv6/ila/*'
 	failed=
-	for p in "$here"/patches/*.patch; do
-		patch -p1 --dry-run --fuzz=0 --batch -d "$tmp/$v" <"$p" >"$tmp/$v.log" 2>&1 ||
+	# patch(1) in order, as build-kernel.sh and build-module.sh apply them,
+	# then git am on a git-initialized copy, as a maintainer applies them
+	cp -r "$tmp/$v" "$tmp/$v.git"
+	for p in $(ILA_LEAVE_OUT= "$here/series.sh"); do
+		patch -p1 --fuzz=0 --batch -d "$tmp/$v" <"$p" >"$tmp/$v.log" 2>&1 ||
 			failed+=" $(basename "$p") ($(grep -m1 -i 'failed\|can.t' "$tmp/$v.log"))"
 	done
+	(cd "$tmp/$v.git" && git init -q && git add -A &&
+		git -c user.name=check -c user.email=check@invalid commit -qm "$v" &&
+		git -c user.name=check -c user.email=check@invalid am -q \
+			$(ILA_LEAVE_OUT= "$here/series.sh")) >"$tmp/$v.am" 2>&1 ||
+		failed+=" git am ($(head -n 1 "$tmp/$v.am"))"
 	if [ -z "$failed" ]; then
 		echo "ok $v"
 		good+=("$v")

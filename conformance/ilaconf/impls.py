@@ -101,6 +101,12 @@ for name, path, what, options, default in (
                        interface="mapping", mapping_options=options)
 
 
+# The columns built with kernel/patches/ applied: a deviation 'fixed_by' one
+# of the patches does not apply to them (catalog/cases.py: deviation_entries).
+PATCHED = frozenset({"intree+patches", "intree+patches-map", f"intree-{PREFIX_RELEASE}",
+                     f"intree-{PREFIX_RELEASE}-map"})
+
+
 def lacks_mapping_table(impl: Impl) -> str:
     """Why a mapping column cannot run at all; empty when it can."""
     if impl.interface == "mapping" and MAPPING_TABLE not in impl.features:

@@ -13,7 +13,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import topology
+from .. import patches, topology
+from ..impls import PATCHED
 from ..oracle import packets
 from . import control, layouts, tunnel
 from .deviations import (ERROR, OUTCOMES, ColumnEntry, Deviation, DeviationError, kernel_holds,
@@ -320,21 +321,29 @@ def choose(cases: list, pattern: str) -> list:
 def discover(root: Path, pattern: str = "*",
              deviation_files: "list[tuple[Path, str | None]] | None" = None,
              fixed: "set[str] | None" = None,
-             kernel_version: str = "") -> "list[Case | control.ControlCase]":
+             kernel_version: str = "",
+             series: "set[str] | None" = None) -> "list[Case | control.ControlCase]":
     """All cases whose id matches the glob; none matching is an error naming the valid ones.
 
     deviation_files are (file, default column) pairs (conformance/deviations/,
     EXPECT=): their entries apply to the cases that declare none of their own.
-    An entry 'fixed_by' a patch of kernel/patches/ that the kernel under test
-    holds already (fixed) does not apply: that kernel has the fix; nor does
-    one whose 'kernel' rule ("<6.1.183") this kernel_version does not meet.
+    An entry 'fixed_by' a patch of kernel/patches/ does not apply to a column
+    that holds the patch: every column when the kernel under test holds it
+    already (fixed), the patched in-tree columns (impls.PATCHED) when the
+    series they are built with holds it (patches.in_patched_columns). Nor
+    does one whose 'kernel' rule ("<6.1.183") this kernel_version does not meet.
+    series overrides the latter (patches.py: what a leave-one-out build holds).
     """
     cases = catalog(root)
     chosen = choose(cases, pattern)
-    entries = deviation_entries(deviation_files, fixed, kernel_version)
+    entries = deviation_entries(deviation_files, fixed, kernel_version, series)
     attach_entries(cases, entries)
+    # Under a leave-one-out series an entry may be shadowed by the bug that
+    # came back: only the whole series (and unpatched columns) judge staleness.
+    whole = {p.name for p in patches.all_patches()}
+    leaving_out = (patches.in_patched_columns() if series is None else series) != whole
     for e in entries:
-        if not e.used:
+        if not e.used and not leaving_out:
             raise CaseError(f"{e.file}: the deviation for {e.describe()} covers no case that "
                             "does not declare its own: remove it")
     return chosen
@@ -342,13 +351,22 @@ def discover(root: Path, pattern: str = "*",
 
 def deviation_entries(deviation_files: "list[tuple[Path, str | None]] | None",
                       fixed: "set[str] | None" = None,
-                      kernel_version: str = "") -> list[ColumnEntry]:
-    """The entries of the deviations files that apply to this kernel."""
+                      kernel_version: str = "",
+                      series: "set[str] | None" = None) -> list[ColumnEntry]:
+    """The entries of the deviations files that apply to this kernel and its columns."""
     try:
-        return [e for f, col in deviation_files or [] for e in load_column_file(f, col)
-                if e.fixed_by not in (fixed or set()) and kernel_holds(e.kernel, kernel_version)]
-    except DeviationError as e:
+        entries = [e for f, col in deviation_files or [] for e in load_column_file(f, col)
+                   if kernel_holds(e.kernel, kernel_version)]
+        series = patches.in_patched_columns() if series is None else series
+    except (DeviationError, ValueError) as e:
         raise CaseError(str(e))
+    kept = []
+    for e in entries:
+        e.columns = [c for c in e.columns
+                     if not set(e.fixed_by) & ((fixed or set()) | (series if c in PATCHED else set()))]
+        if e.columns:
+            kept.append(e)
+    return kept
 
 
 def attach_entries(cases: list, entries: list[ColumnEntry]) -> None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import properties
+from .. import patches
 from ..impls import IMPLS
 
 # error: the node itself answers the sender with an ICMPv6 error about the
@@ -145,7 +146,7 @@ class ColumnEntry:
     cases: list[str] | None  # globs over case ids; None: any id
     when: list[dict[str, list[str | int]]] | None  # any of these tables of case properties
     table: dict  # the deviation's keys, as a case would write them
-    fixed_by: str | None = None  # a kernel/patches/ file that fixes it
+    fixed_by: tuple[str, ...] = ()  # kernel/patches/ files, any of which fixes it
     kernel: str | None = None  # a version constraint ("<6.1.183"): only such kernels
     used: int = 0
 
@@ -206,7 +207,9 @@ def load_column_file(file: Path, default_column: str | None = None) -> list[Colu
         requirement = "..."            # with 'when', optional: a list of globs naming the
                                        # case's own requirement it breaks (properties.py)
         reason = "..."
-        fixed_by = "0001-....patch"    # optional: a kernel holding this patch lacks it
+        fixed_by = "0001-....patch"    # optional: a column holding this patch lacks it (a
+                                       # list: a column holding any of them, for two bugs
+                                       # that show together)
         kernel = "<6.1.183"            # optional: only kernels this old have it
         route_error = "..."            # and the other keys of a [deviation.COLUMN]
 
@@ -245,11 +248,14 @@ def load_column_file(file: Path, default_column: str | None = None) -> list[Colu
         columns = t.get("columns", [default_column] if default_column else None)
         if not columns or not all(isinstance(c, str) for c in columns):
             raise DeviationError(f"{file}: deviation {n}: 'columns' must list matrix columns")
-        fixed_by = t.get("fixed_by")
-        if fixed_by is not None and (not isinstance(fixed_by, str) or "/" in fixed_by
-                                     or not fixed_by.endswith(".patch")):
-            raise DeviationError(f"{file}: deviation {n}: fixed_by names a file of kernel/patches/ "
-                                 "(0001-....patch)")
+        fixed_by = t.get("fixed_by", [])
+        fixed_by = [fixed_by] if isinstance(fixed_by, str) else fixed_by
+        known = {q.name for q in patches.all_patches()}
+        if not isinstance(fixed_by, list) or not all(isinstance(f, str) and f in known
+                                                      for f in fixed_by):
+            raise DeviationError(f"{file}: deviation {n}: fixed_by names patches of "
+                                 f"kernel/patches/ (one of {', '.join(sorted(known))}), "
+                                 f"not {fixed_by!r}")
         kernel = t.get("kernel")
         if kernel is not None and not (isinstance(kernel, str) and VERSION_RULE.match(kernel)):
             raise DeviationError(f"{file}: deviation {n}: kernel must be a version constraint "
@@ -257,5 +263,5 @@ def load_column_file(file: Path, default_column: str | None = None) -> list[Colu
         out.append(ColumnEntry(file, columns, globs, when,
                                {k: v for k, v in t.items()
                                 if k not in ("cases", "columns", "when", "fixed_by", "kernel")},
-                               fixed_by=fixed_by, kernel=kernel))
+                               fixed_by=tuple(fixed_by), kernel=kernel))
     return out
