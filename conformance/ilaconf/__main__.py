@@ -8,11 +8,11 @@ import sys
 import time
 from pathlib import Path
 
-from . import impls
+from . import impls, leave_one_out
 from .bench import driver as bench
 from .bench import report as benchreport
 from .catalog import cases, deviations, newcase
-from .kselftest import collection
+from .kselftest import collection, patch_series
 from .reliability import detectors as reliability
 from .reports import junit, matrix, report
 from .running import columns
@@ -137,6 +137,20 @@ def cmd_kselftest(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_patch_series(a: argparse.Namespace) -> int:
+    """make patch-series: out/patches/<series>/, as it would be mailed."""
+    try:
+        written = patch_series.build(Path.cwd(), Path(a.ksrc), Path(a.out), a.kernel_version)
+    except (patch_series.SeriesError, collection.CollectionError, cases.CaseError, OSError) as e:
+        print(f"patch-series: {e}", file=sys.stderr)
+        return 1
+    for d in written:
+        n = len([p for p in d.glob("0*.patch")])
+        print(f"patch-series: {d}/ ({n} mails with the cover letter; checkpatch.pl --strict "
+              f"in {d}/checkpatch.txt)")
+    return 0
+
+
 def cmd_new_case(a: argparse.Namespace) -> int:
     try:
         path = newcase.create(Path(a.cases), Path(a.template), a.proto, a.name, a.dir)
@@ -197,6 +211,32 @@ def cmd_junit_check(a: argparse.Namespace) -> int:
                           ["ILA-REPORT-1"], problems[1:]))
     rep.finish()
     return 1 if problems else 0
+
+
+def deviation_files(a: argparse.Namespace) -> list[tuple[Path, str | None]]:
+    return [(f, None) for f in sorted(Path(a.deviations).glob("*.toml"))]
+
+
+def cmd_leave_one_out_cases(a: argparse.Namespace) -> int:
+    """The case ids of one leave-one-out run, comma separated (CASE=)."""
+    try:
+        print(",".join(leave_one_out.subset(Path(a.cases), deviation_files(a), a.patch,
+                                            a.kernel_version, set(a.fixed.split()))))
+    except (ValueError, cases.CaseError) as e:
+        print(f"leave-one-out: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def cmd_leave_one_out_check(a: argparse.Namespace) -> int:
+    """One result per patch: its run fails exactly its own cases."""
+    rep = report.Reporter(Path(a.out), len(a.patch), name="leave-one-out",
+                          kernel=a.kernel_label, kernel_version=a.kernel_version)
+    for name in a.patch:
+        leave_one_out.check(Path(a.cases), deviation_files(a), name, a.kernel_version,
+                            set(a.fixed.split()), Path(a.out) / name[:4] / "results.json", rep)
+    rep.finish()
+    return print_summary([Path(a.out) / "leave-one-out.ktap"])
 
 
 def cmd_skip(a: argparse.Namespace) -> int:
@@ -502,6 +542,24 @@ def main() -> int:
     j.add_argument("ktap")
     j.add_argument("--out", required=True, help="where to write the check's own KTAP")
     j.set_defaults(func=cmd_junit_check)
+    ps = sub.add_parser("patch-series", help="each series with its selftest, as mailed")
+    ps.add_argument("--ksrc", required=True)
+    ps.add_argument("--out", required=True)
+    ps.add_argument("--kernel-version", default="")
+    ps.set_defaults(func=cmd_patch_series)
+    lc1 = sub.add_parser("leave-one-out-cases", help="the cases of one leave-one-out run")
+    lc1.add_argument("--patch", required=True)
+    lc2 = sub.add_parser("leave-one-out-check", help="each run without a patch fails its cases")
+    lc2.add_argument("--patch", action="append", required=True)
+    lc2.add_argument("--out", required=True)
+    lc2.add_argument("--kernel-label", default="")
+    for x in (lc1, lc2):
+        x.add_argument("--cases", default="conformance/cases")
+        x.add_argument("--deviations", default="conformance/deviations")
+        x.add_argument("--kernel-version", default="")
+        x.add_argument("--fixed", default="")
+    lc1.set_defaults(func=cmd_leave_one_out_cases)
+    lc2.set_defaults(func=cmd_leave_one_out_check)
     k = sub.add_parser("skip", help="a KTAP file holding one reported skip")
     k.add_argument("--out", required=True)
     k.add_argument("--name", required=True)

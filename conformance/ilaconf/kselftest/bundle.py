@@ -256,11 +256,11 @@ def case_file(cid: str) -> str:
 
 
 def write(out: Path, cases_dir: Path, golden_dir: Path, files: list[tuple[Path, str | None]],
-          fixed: set[str], columns: list[Impl]) -> dict[tuple[str, str], str]:
-    """Write bundle/<folder>/<case>.case for every case; returns the TAP name
-    of every (case id, column)."""
+          fixed: set[str], columns: list[Impl], pattern: str = "*") -> dict[tuple[str, str], str]:
+    """Write bundle/<folder>/<case>.case for every case (of CASE= globs); returns
+    the TAP name of every (case id, column)."""
     ranges = version_ranges(files)
-    catalogs = [catalog.discover(cases_dir, "*", files, fixed, r.sample) for r in ranges]
+    catalogs = [catalog.discover(cases_dir, pattern, files, fixed, r.sample) for r in ranges]
     names: dict[tuple[str, str], str] = {}
     out.mkdir(parents=True, exist_ok=True)
     for i, case in enumerate(catalogs[0]):

@@ -17,6 +17,7 @@ import tarfile
 from pathlib import Path
 
 from ..catalog import cases as catalog
+from ..impls import Impl
 from . import bundle
 
 COLLECTION = "net/ila"
@@ -26,7 +27,7 @@ FRAMEWORK = ["Makefile", "lib.mk", "kselftest", "kselftest.h", "kselftest_harnes
 PROGRAM = """#!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # The ILA conformance catalog's {folder}/ cases (make list-cases CASE='{folder}/*').
-exec "$(dirname "$0")/ila_conformance" --folder {folder} "$@"
+exec "$(dirname "$0")/ila_conformance" {args}--folder {folder} "$@"
 """
 
 
@@ -46,8 +47,11 @@ def copy_sources(repo: Path, out: Path) -> None:
         shutil.copy2(repo / "guest-init" / name, src / "guest-init" / name)
 
 
-def write(repo: Path, out: Path, files: list[tuple[Path, str | None]], fixed: set[str]) -> int:
-    """out/kselftest/: returns the number of (case, column) results it names."""
+def write(repo: Path, out: Path, files: list[tuple[Path, str | None]], fixed: set[str],
+          pattern: str = "*", columns: "list[Impl] | None" = None,
+          program_args: str = "") -> int:
+    """out/kselftest/ (or the cases of CASE= globs, in some columns): returns
+    the number of (case, column) results it names."""
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -55,14 +59,14 @@ def write(repo: Path, out: Path, files: list[tuple[Path, str | None]], fixed: se
         shutil.copy2(repo / "kselftest" / name, out / name)
     copy_sources(repo, out)
     names = bundle.write(out / "bundle", repo / "conformance" / "cases", repo / "pcaps", files,
-                         fixed, bundle.columns_for_bundle())
+                         fixed, columns or bundle.columns_for_bundle(), pattern)
     (out / "bundle" / "topology").write_text("\n".join(bundle.topology_lines()) + "\n")
     (out / "bundle" / "index.json").write_text(json.dumps(
         [{"name": n, "case": c, "impl": i} for (c, i), n in sorted(names.items())], indent=1) + "\n")
     folders = sorted(p.name for p in (out / "bundle").iterdir() if p.is_dir())
     for folder in folders:
         prog = out / f"ila_{folder}.sh"
-        prog.write_text(PROGRAM.format(folder=folder))
+        prog.write_text(PROGRAM.format(folder=folder, args=program_args))
         prog.chmod(0o755)
     return len(names)
 

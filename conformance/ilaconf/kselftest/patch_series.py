@@ -1,0 +1,163 @@
+"""make patch-series: each series of kernel/patches/ as it would be mailed.
+
+For each series (net/, net-next/): a git-initialized copy of the kernel
+source's net/ipv6/ila and selftests Makefile, the series applied with
+`git am`, then one more commit generated here, never kept in the
+repository: the selftest, tools/testing/selftests/net/ila/, the kselftest
+collection (make kselftest) cut down to the cases the series fixes
+(fixes.cases_fixed_by), judged in the in-tree module's own columns with the
+series held. `git format-patch --cover-letter` then writes
+out/patches/<series>/, the cover letter taking its subject and text from
+the committed kernel/patches/<series>/0000-cover-letter.patch, and
+checkpatch.pl --strict of the kernel source reads every patch.
+"""
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from .. import fixes, impls, patches
+from . import collection
+
+# The in-tree module's adj-transport configurations, where the fixes show
+# (its defaults, csum-mode no-action, adjust no checksum at all).
+TREE_COLUMNS = ["intree-luid", "intree-map-adj"]
+# The patched columns whose changed expectations pick the selftest's cases.
+PATCHED_COLUMNS = ["intree+patches", "intree+patches-map"]
+IDENTITY = ["-c", "user.name=ILA conformance suite", "-c", "user.email=ila-conformance@invalid"]
+SELFTEST_SUBJECT = "selftests: net: add an ILA test of the fixed translations"
+
+
+class SeriesError(RuntimeError):
+    pass
+
+
+def git(tree: Path, *args: str) -> str:
+    done = subprocess.run(["git", *IDENTITY, "-c", "core.abbrev=12", *args], cwd=tree,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SeriesError(f"git {' '.join(args)} in {tree}: {(done.stderr or done.stdout).strip()}")
+    return done.stdout
+
+
+def cover_text(cover: Path) -> tuple[str, str]:
+    """The subject (without its [PATCH ...] tag) and the text of a committed cover letter."""
+    text = cover.read_text()
+    m = re.search(r"^Subject: \[[^\]]*\] (.+(?:\n .+)*)$", text, re.M)
+    if not m:
+        raise SeriesError(f"{cover}: no 'Subject: [PATCH ...] ...' line")
+    body = text[text.index("\n\n", m.end()) + 2:]
+    end = re.search(r"^\S.* \(\d+\):$", body, re.M)  # git shortlog's first author line
+    return " ".join(m.group(1).split()), (body[:end.start()] if end else body).rstrip() + "\n"
+
+
+def selftest_cases(repo: Path, files: list[tuple[Path, str | None]], names: list[str],
+                   kernel_version: str) -> list[str]:
+    """The cases the series fixes, each once: a case in its plain layout, and a
+    receive layout (case@layout) only where the plain case shows nothing of
+    that patch (a shared skb), its first such layout. The whole catalog is
+    make kselftest's; a patch's selftest stays small enough to mail."""
+    ids: set[str] = set()
+    for name in names:
+        fixed = set(fixes.cases_fixed_by(repo / "conformance" / "cases", files, name,
+                                         PATCHED_COLUMNS, kernel_version))
+        plain = {i for i in fixed if "@" not in i}
+        ids |= plain
+        firsts: dict[str, str] = {}
+        for i in sorted(fixed - plain):
+            firsts.setdefault(i.split("@")[0], i)
+        ids |= {v for k, v in firsts.items() if k not in plain}
+    return sorted(ids)
+
+
+def selftest_message(ids: list[str]) -> str:
+    folders = sorted({i.split("/")[0] for i in ids})
+    return (f"{SELFTEST_SUBJECT}\n\n"
+            f"Add tools/testing/selftests/net/ila/, which checks, frame by frame, what\n"
+            f"the ILA translations of net/ipv6/ila do to {len(ids)} packets: the cases of the\n"
+            f"ILA conformance suite that the fixes of this series change. Each case\n"
+            f"sends its frames through veth or tun devices in network namespaces of\n"
+            f"its own, sets up its routes (\"csum-mode adj-transport ident-type luid\")\n"
+            f"or mappings (the same) with the machine's ip, captures the far side\n"
+            f"with AF_PACKET and compares it byte for byte with the suite's golden\n"
+            f"capture; where the module differs from the suite's requirements by\n"
+            f"design (the mapping table translates ahead of a router's own errors),\n"
+            f"the case expects exactly that and reports it as XFAIL.\n\n"
+            f"One program per group of cases ({', '.join(f'ila_{f}.sh' for f in folders)}),\n"
+            f"all of them the same runner, ila_conformance, reading the case bundle\n"
+            f"(bundle/), which the suite generates from its case files and captures.\n\n"
+            f"Without the fixes, the cases of each fail; with them, every case\n"
+            f"passes or is an XFAIL of a design difference.\n")
+
+
+def write_selftest(repo: Path, tree: Path, files: list[tuple[Path, str | None]],
+                   ids: list[str], held: set[str]) -> None:
+    dest = tree / "tools" / "testing" / "selftests" / "net" / "ila"
+    columns = [impls.IMPLS[c] for c in TREE_COLUMNS]
+    collection.write(repo, dest, files, held, ",".join(ids), columns,
+                     program_args=f"--impl {','.join(TREE_COLUMNS)} ")
+    mk = tree / "tools" / "testing" / "selftests" / "Makefile"
+    text = mk.read_text()
+    if "TARGETS += net/ila\n" not in text:
+        anchor = "TARGETS += net/hsr\n"
+        if anchor not in text:
+            raise SeriesError(f"{mk}: no '{anchor.strip()}' line to add net/ila after")
+        mk.write_text(text.replace(anchor, anchor + "TARGETS += net/ila\n", 1))
+
+
+def build(repo: Path, ksrc: Path, out: Path, kernel_version: str) -> list[Path]:
+    """out/patches/<series>/ for every series with patches; returns the directories."""
+    files = [(f, None) for f in sorted((repo / "conformance" / "deviations").glob("*.toml"))]
+    every = {p.name for p in patches.all_patches()}
+    written = []
+    for series in patches.SERIES:
+        mine = [p for p in patches.all_patches() if p.parent.name == series]
+        if not mine:
+            continue
+        cover = patches.PATCH_DIR / series / patches.COVER
+        if not cover.exists():
+            raise SeriesError(f"{cover} is missing: each series has its cover letter")
+        subject, blurb = cover_text(cover)
+        tree = out / "tree" / series
+        if tree.exists():
+            shutil.rmtree(tree)
+        (tree / "net" / "ipv6").mkdir(parents=True)
+        shutil.copytree(ksrc / "net" / "ipv6" / "ila", tree / "net" / "ipv6" / "ila")
+        (tree / "tools" / "testing" / "selftests").mkdir(parents=True)
+        shutil.copy2(ksrc / "tools" / "testing" / "selftests" / "Makefile",
+                     tree / "tools" / "testing" / "selftests" / "Makefile")
+        git(tree, "init", "-q")
+        git(tree, "add", "-A")
+        git(tree, "commit", "-q", "-m", f"base: {ksrc.name}")
+        base = git(tree, "rev-parse", "HEAD").strip()
+        git(tree, "am", "-q", *[str(p) for p in mine])
+        ids = selftest_cases(repo, files, [p.name for p in mine], kernel_version)
+        if ids:
+            write_selftest(repo, tree, files, ids, every)
+            git(tree, "add", "-A")
+            msg = selftest_message(ids)
+            msg += "\nSigned-off-by: ILA conformance suite <ila-conformance@invalid>\n"
+            subprocess.run(["git", *IDENTITY, "commit", "-q", "-F", "-"], cwd=tree,
+                           input=msg, text=True, check=True)
+        dest = out / series
+        if dest.exists():
+            shutil.rmtree(dest)
+        git(tree, "format-patch", "-q", "--cover-letter", f"--subject-prefix=PATCH {series}",
+            f"--base={base}", "-o", str(dest.resolve()), f"{base}..HEAD")
+        generated = dest / patches.COVER
+        text = generated.read_text()
+        text = text.replace("*** SUBJECT HERE ***", subject).replace("*** BLURB HERE ***",
+                                                                      blurb.rstrip())
+        generated.write_text(text)
+        checkpatch = ksrc / "scripts" / "checkpatch.pl"
+        report = []
+        for p in sorted(dest.glob("0*.patch")):
+            if p.name == patches.COVER:
+                continue
+            done = subprocess.run([str(checkpatch), "--strict", "--no-tree", str(p)],
+                                  capture_output=True, text=True)
+            report.append(f"== {p.name}\n{done.stdout.strip()}\n")
+        (dest / "checkpatch.txt").write_text("\n".join(report))
+        written.append(dest)
+    return written
