@@ -204,18 +204,16 @@ static int column_key(struct parser *p, struct ks_case *c, struct ks_column *col
 			col->check_stats = 1;
 		return 0;
 	}
-	if (!strcmp(key, "setup"))
-		strv_push(&col->setup, val);
-	else if (!strcmp(key, "teardown"))
-		strv_push(&col->teardown, val);
-	else if (!strcmp(key, "cleanup"))
-		strv_push(&col->cleanup, val);
-	else if ((rc = step_key(p, col, key, val, stdout_left)) != 0)
-		return rc < 0 ? -1 : 0;
-	else
-		return bad(p, "unknown column key '%s'", key);
 	(void)c;
-	return 0;
+	if (!strcmp(key, "setup") || !strcmp(key, "teardown") || !strcmp(key, "cleanup")) {
+		strv_push(key[0] == 's' ? &col->setup : key[0] == 't' ? &col->teardown :
+			  &col->cleanup, val);
+		return 0;
+	}
+	rc = step_key(p, col, key, val, stdout_left);
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	return bad(p, "unknown column key '%s'", key);
 }
 
 static int head_key(struct parser *p, struct ks_case *c, const char *key, char *val)

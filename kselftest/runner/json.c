@@ -53,11 +53,21 @@ static char *parse_string(struct jparser *j)
 		if (c == '\\') {
 			c = *j->p++;
 			switch (c) {
-			case 'n': c = '\n'; break;
-			case 't': c = '\t'; break;
-			case 'r': c = '\r'; break;
-			case 'b': c = '\b'; break;
-			case 'f': c = '\f'; break;
+			case 'n':
+				c = '\n';
+				break;
+			case 't':
+				c = '\t';
+				break;
+			case 'r':
+				c = '\r';
+				break;
+			case 'b':
+				c = '\b';
+				break;
+			case 'f':
+				c = '\f';
+				break;
 			case 'u': {
 				unsigned int code = 0;
 
@@ -67,8 +77,11 @@ static char *parse_string(struct jparser *j)
 				c = code < 0x80 ? (char)code : '?';
 				break;
 			}
-			case '\0': j->bad = 1; return out;
-			default: break;	/* \" \\ \/ */
+			case '\0':
+				j->bad = 1;
+				return out;
+			default: /* \" \\ \/ */
+				break;
 			}
 		}
 		out[n++] = c;

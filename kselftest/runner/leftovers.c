@@ -119,8 +119,8 @@ static int ila_mappings(void)
 		return -1;
 	nl_genl_init(&m, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, NLM_F_REQUEST, 200);
 	nl_attr_put(&m, CTRL_ATTR_FAMILY_NAME, ILA_GENL_NAME, sizeof(ILA_GENL_NAME));
-	if (send(fd, &m, m.hdr.nlmsg_len, 0) < 0 ||
-	    (got = recv(fd, buf, sizeof(buf), 0)) < 0) {
+	got = send(fd, &m, m.hdr.nlmsg_len, 0) < 0 ? -1 : recv(fd, buf, sizeof(buf), 0);
+	if (got < 0) {
 		close(fd);
 		return -1;
 	}

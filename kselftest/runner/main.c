@@ -335,16 +335,35 @@ static void parse(int argc, char **argv, struct options *o)
 	o->rival = getenv("ILA_RIVAL_MODULE");
 	while ((opt = getopt_long(argc, argv, "b:f:c:i:m:r:lxh", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'b': snprintf(o->bundle, sizeof(o->bundle), "%s", optarg); break;
-		case 'f': o->folders = optarg; break;
-		case 'c': o->cases = optarg; break;
-		case 'i': o->impl = optarg; break;
-		case 'm': o->module = optarg; break;
-		case 'r': o->rival = optarg; break;
-		case 'l': o->list = 1; break;
-		case 'x': o->stop_on_fail = 1; break;
-		case 'h': usage(0); break;
-		default: usage(2);
+		case 'b':
+			snprintf(o->bundle, sizeof(o->bundle), "%s", optarg);
+			break;
+		case 'f':
+			o->folders = optarg;
+			break;
+		case 'c':
+			o->cases = optarg;
+			break;
+		case 'i':
+			o->impl = optarg;
+			break;
+		case 'm':
+			o->module = optarg;
+			break;
+		case 'r':
+			o->rival = optarg;
+			break;
+		case 'l':
+			o->list = 1;
+			break;
+		case 'x':
+			o->stop_on_fail = 1;
+			break;
+		case 'h':
+			usage(0);
+			break;
+		default:
+			usage(2);
 		}
 	}
 	if (optind != argc)
