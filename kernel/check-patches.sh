@@ -8,8 +8,9 @@
 # linux-source-6.12. Each .deb is fetched once into $ILA_CACHE/debs (shared
 # with build-kernel.sh), only net/ipv6/ila is extracted, and the series
 # (kernel/series.sh) is applied in order with `patch --fuzz=0`, as
-# build-kernel.sh and build-module.sh apply it, and with `git am` on a
-# git-initialized copy. --write records the releases that pass in
+# build-kernel.sh and build-module.sh apply it, with `git am` on a
+# git-initialized copy, and with each patch left out in turn (the others
+# must still apply: make leave-one-out builds them so). --write records the releases that pass in
 # kernel/patches/RELEASES, the list build-kernel.sh names when it refuses one.
 # Exits 1 if any release fails.
 set -euo pipefail
@@ -55,6 +56,16 @@ for v in "${releases[@]}"; do
 		patch -p1 --fuzz=0 --batch -d "$tmp/$v" <"$p" >"$tmp/$v.log" 2>&1 ||
 			failed+=" $(basename "$p") ($(grep -m1 -i 'failed\|can.t' "$tmp/$v.log"))"
 	done
+	# each patch left out, the others still apply (make leave-one-out)
+	for skip in $(ILA_LEAVE_OUT= "$here/series.sh"); do
+		rm -rf "$tmp/$v.loo" && cp -r "$tmp/$v.git" "$tmp/$v.loo"
+		for p in $(ILA_LEAVE_OUT= "$here/series.sh"); do
+			[ "$p" = "$skip" ] && continue
+			patch -p1 --fuzz=0 --batch --quiet -d "$tmp/$v.loo" <"$p" >/dev/null 2>&1 ||
+				failed+=" without $(basename "$skip"): $(basename "$p") does not apply"
+		done
+	done
+	rm -rf "$tmp/$v.loo"
 	(cd "$tmp/$v.git" && git init -q && git add -A &&
 		git -c user.name=check -c user.email=check@invalid commit -qm "$v" &&
 		git -c user.name=check -c user.email=check@invalid am -q \
