@@ -120,17 +120,23 @@ int send_mark(const struct in6_addr *dst, unsigned int seq, char *err,
 			     err, errlen);
 }
 
+/* The case's source and destination, as a socket binds and sends to them. */
+static struct sockaddr_in6 spec_from(const struct pkt_spec *spec)
+{
+	return (struct sockaddr_in6){ .sin6_family = AF_INET6, .sin6_port = htons(spec->sport),
+				      .sin6_addr = spec->src };
+}
+
+static struct sockaddr_in6 spec_to(const struct pkt_spec *spec)
+{
+	return (struct sockaddr_in6){ .sin6_family = AF_INET6, .sin6_port = htons(spec->dport),
+				      .sin6_addr = spec->dst };
+}
+
 static int send_udp(const struct pkt_spec *spec, const struct send_opts *opts,
 		    char *err, size_t errlen)
 {
-	struct sockaddr_in6 from = {
-		.sin6_family = AF_INET6, .sin6_port = htons(spec->sport),
-		.sin6_addr = spec->src,
-	};
-	struct sockaddr_in6 to = {
-		.sin6_family = AF_INET6, .sin6_port = htons(spec->dport),
-		.sin6_addr = spec->dst,
-	};
+	struct sockaddr_in6 from = spec_from(spec), to = spec_to(spec);
 	int fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
@@ -185,14 +191,7 @@ static int tcp_set(int fd, int opt, int val, const char *what, char *err,
  */
 static int send_tcp(const struct pkt_spec *spec, char *err, size_t errlen)
 {
-	struct sockaddr_in6 from = {
-		.sin6_family = AF_INET6, .sin6_port = htons(spec->sport),
-		.sin6_addr = spec->src,
-	};
-	struct sockaddr_in6 to = {
-		.sin6_family = AF_INET6, .sin6_port = htons(spec->dport),
-		.sin6_addr = spec->dst,
-	};
+	struct sockaddr_in6 from = spec_from(spec), to = spec_to(spec);
 	struct linger rst = { .l_onoff = 1, .l_linger = 0 };
 	struct tcp_repair_window win;
 	socklen_t winlen = sizeof(win);
