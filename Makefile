@@ -217,7 +217,7 @@ leave-one-out: deps
 		$(MAKE) --no-print-directory initramfs OUT=$(LOO)/$${n:0:4} LEAVE_OUT=$$n >/dev/null || exit 1; \
 		$(MAKE) --no-print-directory leave-one-out-run OUT=$(LOO)/$${n:0:4} LEAVE_OUT= \
 			IMPL=intree+patches,intree+patches-map CASE="$$cases" >$(LOO)/$${n:0:4}.log 2>&1; \
-		tail -n 1 $(LOO)/$${n:0:4}.log; \
+		echo "leave-one-out: $$n: $$(grep -E "^[0-9]+ passed" $(LOO)/$${n:0:4}.log | tail -n 1)"; \
 	done; \
 	$(RUN) leave-one-out-check $$names --out $(LOO) --kernel-label '$(word 1,$(KDESC))' \
 		--kernel-version '$(word 2,$(KDESC))' --fixed '$(shell $(KBUILD) --fixed)'
