@@ -14,6 +14,7 @@ checkpatch.pl --strict of the kernel source reads every patch.
 
 import re
 import shutil
+import textwrap
 import subprocess
 from pathlib import Path
 
@@ -73,22 +74,24 @@ def selftest_cases(repo: Path, files: list[tuple[Path, str | None]], names: list
 
 def selftest_message(ids: list[str]) -> str:
     folders = sorted({i.split("/")[0] for i in ids})
-    return (f"{SELFTEST_SUBJECT}\n\n"
-            f"Add tools/testing/selftests/net/ila/, which checks, frame by frame, what\n"
-            f"the ILA translations of net/ipv6/ila do to {len(ids)} packets: the cases of the\n"
-            f"ILA conformance suite that the fixes of this series change. Each case\n"
-            f"sends its frames through veth or tun devices in network namespaces of\n"
-            f"its own, sets up its routes (\"csum-mode adj-transport ident-type luid\")\n"
-            f"or mappings (the same) with the machine's ip, captures the far side\n"
-            f"with AF_PACKET and compares it byte for byte with the suite's golden\n"
-            f"capture; where the module differs from the suite's requirements by\n"
-            f"design (the mapping table translates ahead of a router's own errors),\n"
-            f"the case expects exactly that and reports it as XFAIL.\n\n"
-            f"One program per group of cases ({', '.join(f'ila_{f}.sh' for f in folders)}),\n"
-            f"all of them the same runner, ila_conformance, reading the case bundle\n"
-            f"(bundle/), which the suite generates from its case files and captures.\n\n"
-            f"Without the fixes, the cases of each fail; with them, every case\n"
-            f"passes or is an XFAIL of a design difference.\n")
+    paragraphs = [
+        f"Add tools/testing/selftests/net/ila/, which checks, frame by frame, what the ILA "
+        f"translations of net/ipv6/ila do to {len(ids)} packets: the cases of the ILA "
+        f"conformance suite that the fixes of this series change. Each case sends its frames "
+        f"through veth or tun devices in network namespaces of its own, sets up its routes "
+        f"(\"csum-mode adj-transport ident-type luid\") or mappings (the same) with the "
+        f"machine's ip, captures the far side with AF_PACKET and compares it byte for byte "
+        f"with the suite's golden capture; where the module differs from the suite's "
+        f"requirements by design (the mapping table translates ahead of a router's own "
+        f"errors), the case expects exactly that and reports it as XFAIL.",
+        f"One program per group of cases ({', '.join(f'ila_{f}.sh' for f in folders)}), all "
+        f"of them the same runner, ila_conformance, reading the case bundle (bundle/), which "
+        f"the suite generates from its case files and captures.",
+        "Without the fixes, the cases of each fail; with them, every case passes or is an "
+        "XFAIL of a design difference.",
+    ]
+    return SELFTEST_SUBJECT + "\n\n" + "\n\n".join(textwrap.fill(t, width=72)
+                                                   for t in paragraphs) + "\n"
 
 
 def write_selftest(repo: Path, tree: Path, files: list[tuple[Path, str | None]],
