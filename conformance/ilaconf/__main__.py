@@ -234,7 +234,8 @@ def cmd_leave_one_out_check(a: argparse.Namespace) -> int:
                           kernel=a.kernel_label, kernel_version=a.kernel_version)
     for name in a.patch:
         leave_one_out.check(Path(a.cases), deviation_files(a), name, a.kernel_version,
-                            set(a.fixed.split()), Path(a.out) / name[:4] / "results.json", rep)
+                            set(a.fixed.split()), Path(a.out) / leave_one_out.run_dir(name) / "results.json",
+                            rep)
     rep.finish()
     return print_summary([Path(a.out) / "leave-one-out.ktap"])
 

@@ -89,7 +89,8 @@ for name, path, what, options, default in (
         ("intree-map-adj", "/lib/modules/ila.ko", "Linux net/ipv6/ila's mapping table with "
          f"'{INTREE_SEED_OPTIONS}'", INTREE_SEED_OPTIONS, False),
         ("intree+patches-map", "/lib/modules/patched/ila.ko", "the mapping table of net/ipv6/ila "
-         f"with kernel/patches/ applied, '{INTREE_SEED_OPTIONS}'", INTREE_SEED_OPTIONS, False),
+         f"with kernel/patches/ applied, '{INTREE_SEED_OPTIONS}' (and the mapping control cases, "
+         "whose netlink the series fixes)", INTREE_SEED_OPTIONS, True),
         (f"intree-{PREFIX_RELEASE}-map", f"/lib/modules/intree-{PREFIX_RELEASE}/ila.ko",
          f"the mapping table of Debian {PREFIX_RELEASE}'s net/ipv6/ila (before the "
          f"CVE-2026-68127 fix) with kernel/patches/ applied, '{INTREE_SEED_OPTIONS}'",

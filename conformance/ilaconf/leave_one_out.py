@@ -31,12 +31,18 @@ def subset(cases_dir: Path, files: list[tuple[Path, str | None]], patch: str,
     return sorted(chosen)
 
 
+def run_dir(patch: str) -> str:
+    """The patch's run, as make leave-one-out names it: SERIES-NNNN (net-0002)."""
+    series = next((p.parent.name for p in patches.all_patches() if p.name == patch), "unknown")
+    return f"{series}-{patch[:4]}"
+
+
 def check(cases_dir: Path, files: list[tuple[Path, str | None]], patch: str, kernel_version: str,
           fixed: set[str], results: Path, rep: report.Reporter) -> None:
     """One KTAP line per patch: the failures of its run against its own cases."""
     mine = fixes.cases_fixed_by(cases_dir, files, patch, COLUMNS, kernel_version, fixed=fixed)
     want = {(c, col) for c, cols in mine.items() for col in cols}
-    name = f"leave-one-out/{patch[:4]}"
+    name = f"leave-one-out/{run_dir(patch)}"
     if not results.exists():
         rep.add(report.Result(name, "intree+patches", "fail",
                               f"{results} is missing: the run without {patch} did not finish"))

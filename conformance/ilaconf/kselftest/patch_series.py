@@ -21,13 +21,16 @@ from pathlib import Path
 from .. import fixes, impls, patches
 from . import collection
 
-# The in-tree module's adj-transport configurations, where the fixes show
-# (its defaults, csum-mode no-action, adjust no checksum at all).
-TREE_COLUMNS = ["intree-luid", "intree-map-adj"]
+# The in-tree module's columns a series' selftest runs, as a tree holding
+# the series: the adj-transport configurations for the packet fixes (its
+# defaults adjust no checksum at all), the mapping table as shipped for its
+# netlink (the columns that run control cases).
+TREE_COLUMNS = {"net": ["intree-luid", "intree-map-adj"], "net-next": ["intree-map"]}
 # The patched columns whose changed expectations pick the selftest's cases.
 PATCHED_COLUMNS = ["intree+patches", "intree+patches-map"]
 IDENTITY = ["-c", "user.name=ILA conformance suite", "-c", "user.email=ila-conformance@invalid"]
 SELFTEST_SUBJECT = "selftests: net: add an ILA test of the fixed translations"
+SELFTEST_SUBJECT_NETLINK = "selftests: net: add an ILA test of the mapping table's netlink"
 
 
 class SeriesError(RuntimeError):
@@ -72,8 +75,21 @@ def selftest_cases(repo: Path, files: list[tuple[Path, str | None]], names: list
     return sorted(ids)
 
 
-def selftest_message(ids: list[str]) -> str:
+def selftest_message(ids: list[str], series: str) -> str:
     folders = sorted({i.split("/")[0] for i in ids})
+    if series == "net-next":
+        return SELFTEST_SUBJECT_NETLINK + "\n\n" + "\n\n".join(textwrap.fill(t, width=72) for t in [
+            f"Add tools/testing/selftests/net/ila/ with {len(ids)} cases of the ILA conformance "
+            f"suite that this series changes: requests to the ILA mapping table's generic "
+            f"netlink family that must be refused (no loc_match or loc, an unknown attribute, "
+            f"a short locator, an unknown csum-mode) and deletes of mappings that do not "
+            f"exist. Each case runs its commands (ip ila, and ila-map, a small generic netlink "
+            f"client that can send malformed requests) in a network namespace of its own and "
+            f"checks their exit status and output.",
+            "The programs (ila_control.sh) are the runner of the suite's kselftest collection, "
+            "ila_conformance, reading the case bundle (bundle/) the suite generates from its "
+            "case files.",
+            "Without the series the cases fail; with it they pass."]) + "\n"
     paragraphs = [
         f"Add tools/testing/selftests/net/ila/, which checks, frame by frame, what the ILA "
         f"translations of net/ipv6/ila do to {len(ids)} packets: the cases of the ILA "
@@ -95,11 +111,11 @@ def selftest_message(ids: list[str]) -> str:
 
 
 def write_selftest(repo: Path, tree: Path, files: list[tuple[Path, str | None]],
-                   ids: list[str], held: set[str]) -> None:
+                   ids: list[str], held: set[str], names: list[str]) -> None:
     dest = tree / "tools" / "testing" / "selftests" / "net" / "ila"
-    columns = [impls.IMPLS[c] for c in TREE_COLUMNS]
+    columns = [impls.IMPLS[c] for c in names]
     collection.write(repo, dest, files, held, ",".join(ids), columns,
-                     program_args=f"--impl {','.join(TREE_COLUMNS)} ")
+                     program_args=f"--impl {','.join(names)} ")
     mk = tree / "tools" / "testing" / "selftests" / "Makefile"
     text = mk.read_text()
     if "TARGETS += net/ila\n" not in text:
@@ -137,9 +153,9 @@ def build(repo: Path, ksrc: Path, out: Path, kernel_version: str) -> list[Path]:
         git(tree, "am", "-q", *[str(p) for p in mine])
         ids = selftest_cases(repo, files, [p.name for p in mine], kernel_version)
         if ids:
-            write_selftest(repo, tree, files, ids, every)
+            write_selftest(repo, tree, files, ids, every, TREE_COLUMNS[series])
             git(tree, "add", "-A")
-            msg = selftest_message(ids)
+            msg = selftest_message(ids, series)
             msg += "\nSigned-off-by: ILA conformance suite <ila-conformance@invalid>\n"
             subprocess.run(["git", *IDENTITY, "commit", "-q", "-F", "-"], cwd=tree,
                            input=msg, text=True, check=True)
