@@ -210,14 +210,14 @@ endif
 LOO := $(OUT)/leave-one-out
 leave-one-out: deps
 	@mkdir -p $(LOO); names=; for p in $$(ILA_LEAVE_OUT=$(PATCHES) kernel/series.sh --only); do \
-		n=$$(basename $$p); names="$$names --patch $$n"; \
+		n=$$(basename $$p); d=$$(basename $$(dirname $$p))-$${n:0:4}; names="$$names --patch $$n"; \
 		cases=$$($(RUN) leave-one-out-cases --patch $$n --kernel-version '$(word 2,$(KDESC))' \
 			--fixed '$(shell $(KBUILD) --fixed)') || exit 1; \
 		echo "leave-one-out: $$n, $$(echo $$cases | tr , '\n' | wc -l) cases"; \
-		$(MAKE) --no-print-directory initramfs OUT=$(LOO)/$${n:0:4} LEAVE_OUT=$$n >/dev/null || exit 1; \
-		$(MAKE) --no-print-directory leave-one-out-run OUT=$(LOO)/$${n:0:4} LEAVE_OUT= \
-			IMPL=intree+patches,intree+patches-map CASE="$$cases" >$(LOO)/$${n:0:4}.log 2>&1; \
-		echo "leave-one-out: $$n: $$(grep -E "^[0-9]+ passed" $(LOO)/$${n:0:4}.log | tail -n 1)"; \
+		$(MAKE) --no-print-directory initramfs OUT=$(LOO)/$$d LEAVE_OUT=$$n >/dev/null || exit 1; \
+		$(MAKE) --no-print-directory leave-one-out-run OUT=$(LOO)/$$d LEAVE_OUT= \
+			IMPL=intree+patches,intree+patches-map CASE="$$cases" >$(LOO)/$$d.log 2>&1; \
+		echo "leave-one-out: $$n: $$(grep -E "^[0-9]+ passed" $(LOO)/$$d.log | tail -n 1)"; \
 	done; \
 	$(RUN) leave-one-out-check $$names --out $(LOO) --kernel-label '$(word 1,$(KDESC))' \
 		--kernel-version '$(word 2,$(KDESC))' --fixed '$(shell $(KBUILD) --fixed)'
