@@ -12,13 +12,15 @@ the committed kernel/patches/<series>/0000-cover-letter.patch, and
 checkpatch.pl --strict of the kernel source reads every patch.
 """
 
+import json
 import re
 import shutil
-import textwrap
 import subprocess
+import textwrap
 from pathlib import Path
 
 from .. import fixes, impls, patches
+from ..catalog import cases as catalog
 from . import collection
 
 # The in-tree module's columns a series' selftest runs, as a tree holding
@@ -110,6 +112,43 @@ def selftest_message(ids: list[str], series: str) -> str:
                                                    for t in paragraphs) + "\n"
 
 
+# The columns a cover letter compares: the module as shipped, then built with the series.
+BEFORE_AFTER = {"net": [("intree-luid", "intree+patches"), ("intree-map-adj", "intree+patches-map")],
+                "net-next": [("intree-map", "intree+patches-map")]}
+
+
+def results_table(repo: Path, files: list[tuple[Path, str | None]], names: list[str],
+                  series: str, results: Path) -> str:
+    """Before and after, per kernel, from the last make conformance over both kernels."""
+    if not results.exists():
+        return (f"    (no {results}: run make conformance KVER=6.1,6.12, then make "
+                f"patch-series)")
+    rows = json.loads(results.read_text())
+    cases_dir = repo / "conformance" / "cases"
+    out = ["    kernel  column               pass  xfail:series  xfail:other  skip  fail"]
+    for kernel in sorted({r["kernel"] for r in rows}):
+        version = next(r["kernel_version"] for r in rows if r["kernel"] == kernel)
+        unfixed = catalog.discover(cases_dir, "*", files, set(), version, series=set())
+        fixed = catalog.discover(cases_dir, "*", files, set(names), version, series=set())
+        for pair in BEFORE_AFTER[series]:
+            for column in pair:
+                base = pair[0]
+                mine = {a.id for a, b in zip(unfixed, fixed)
+                        if fixes.expectation(a, base) != fixes.expectation(b, base)}
+                if series == "net-next":  # the netlink series changes control cases only
+                    mine = {i for i in mine if i.startswith("control/")}
+                got = [r for r in rows if r["kernel"] == kernel and r["impl"] == column
+                       and (series == "net" or r["case"].startswith("control/map-"))]
+                if not got:
+                    continue
+                count = {k: sum(1 for r in got if r["status"] == k) for k in ("pass", "skip", "fail")}
+                xs = [r for r in got if r["status"] == "xfail"]
+                ours = sum(1 for r in xs if r["case"] in mine)
+                out.append(f"    {kernel:6}  {column:19}  {count['pass']:4}  {ours:12}  "
+                           f"{len(xs) - ours:11}  {count['skip']:4}  {count['fail']:4}")
+    return "\n".join(out)
+
+
 def write_selftest(repo: Path, tree: Path, files: list[tuple[Path, str | None]],
                    ids: list[str], held: set[str], names: list[str]) -> None:
     dest = tree / "tools" / "testing" / "selftests" / "net" / "ila"
@@ -166,6 +205,8 @@ def build(repo: Path, ksrc: Path, out: Path, kernel_version: str) -> list[Path]:
             f"--base={base}", "-o", str(dest.resolve()), f"{base}..HEAD")
         generated = dest / patches.COVER
         text = generated.read_text()
+        blurb = blurb.replace("@RESULTS@", results_table(
+            repo, files, [p.name for p in mine], series, repo / "out" / "kernels" / "results.json"))
         text = text.replace("*** SUBJECT HERE ***", subject).replace("*** BLURB HERE ***",
                                                                       blurb.rstrip())
         generated.write_text(text)
