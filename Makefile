@@ -56,7 +56,7 @@ LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c lib/verbs.c lib/send.c li
 LIB_HDR    := $(LIB_SRC:.c=.h)
 RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 
-.PHONY: patch-series leave-one-out leave-one-out-run kselftest kselftest-run kselftest-mutants bench bench-doc bench-profile deps fuzz mutation mutation-detectors kernel module intree-patched intree-old externals guest initramfs lib-test conformance golden test test-steps matrix clean new-case \
+.PHONY: lava lava-up lava-down lava-artifacts patch-series leave-one-out leave-one-out-run kselftest kselftest-run kselftest-mutants bench bench-doc bench-profile deps fuzz mutation mutation-detectors kernel module intree-patched intree-old externals guest initramfs lib-test conformance golden test test-steps matrix clean new-case \
 	reliability reliability-run
 
 # Every target that compiles or runs something depends on deps, so that
@@ -379,6 +379,41 @@ kselftest-mutants: kselftest initramfs
 		--out $(OUT)/kselftest-mutants --mutants $(MUTATION)/mutants.json \
 		--fates $(MUTATION)/fates.json --accel $(QEMU_ACCEL) --case '$(CASE)' \
 		--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))'
+
+# LAVA (lava/, README "LAVA"): a local lab, the matrix as LAVA jobs.
+# lava-up installs and starts a server and one worker with LAVA_DEVICES
+# QEMU devices, its state in LAVA_HOME; lava-down stops what it started.
+LAVA_HOME ?= /var/lib/ila-conformance-lava
+export LAVA_HOME LAVA_DEVICES LAVA_PORT
+lava-up:
+	@scripts/lava-lab.sh up
+lava-down:
+	@scripts/lava-lab.sh down
+
+# One kernel's artifacts: its bzImage and one initramfs for every column of
+# IMPL= (LAVA_MUTANTS=1: every mutant of the last make mutation).
+lava-artifacts: kselftest initramfs
+	@PYTHONPATH=conformance $(PY) -m ilaconf.lava.artifacts --kernel $(KDIR)/arch/x86/boot/bzImage \
+		--kconfig $(KDIR)/.config --gen-init-cpio $(KDIR)/usr/gen_init_cpio \
+		--tarball $(OUT)/kselftest.tar.gz --bundle $(OUT)/kselftest/bundle \
+		--impl '$(IMPL)' $(NO_OLD:--no-column=--no-column) --case '$(CASE)' \
+		$(if $(LAVA_MUTANTS),--initrd $(MUTATION)/initramfs.cpio.gz --out $(MUTATION)/lava \
+			--mutants $(MUTATION)/mutants.json --fates $(MUTATION)/fates.json,\
+			--initrd $(OUT)/initramfs.cpio.gz --out $(OUT)/lava --conformance $(OUT)/results.json) \
+		--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))'
+
+# Every (kernel, column) of KVER= and IMPL= as a LAVA job, on the local lab
+# (started if need be) or on LAVA_URL= with LAVA_TOKEN= (artifacts served
+# from LAVA_SERVE=HOST:PORT as LAVA_ARTIFACTS=http://...); TAP parsed on
+# the host, verdicts checked against each kernel's last make conformance;
+# out/lava/results.{ktap,json,junit.xml} and agreement.*.
+LAVA_RUN = PYTHONPATH=conformance $(PY) -m ilaconf.lava.run $(if $(LAVA_URL),--url '$(LAVA_URL)' \
+	--token '$(LAVA_TOKEN)',--local $(LAVA_HOME)) $(if $(LAVA_SERVE),--serve '$(LAVA_SERVE)') \
+	$(if $(LAVA_ARTIFACTS),--artifacts '$(LAVA_ARTIFACTS)') $(if $(LAVA_CPUS),--cpus $(LAVA_CPUS))
+lava: deps
+	@for k in $(KVERS); do $(MAKE) --no-print-directory lava-artifacts KVER=$$k || exit 1; done
+	@$(if $(LAVA_URL),,scripts/lava-lab.sh up)
+	@$(LAVA_RUN) --out out/lava $(foreach k,$(KVERS),--set $(call out_of,$(k))/lava)
 
 # A benchmark, not a test: make test only builds what it needs (initramfs).
 bench: initramfs

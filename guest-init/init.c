@@ -20,7 +20,9 @@
  * With ila.run=PROGRAM on the kernel command line there is no agent: init
  * runs PROGRAM (make kselftest-run: the kselftest collection, which needs no
  * host) with its stdout on the control port and its stderr on the console,
- * then powers off. The host only reads what PROGRAM printed.
+ * then powers off. The host only reads what PROGRAM printed. With
+ * ila.out=console as well, PROGRAM's output goes to the console instead: a
+ * LAVA device has one serial port, and its log is all the host gets.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -161,10 +163,13 @@ static void serve(void)
 	}
 }
 
-/* ila.run=PROGRAM from the kernel command line, or NULL. */
-static char *run_program(void)
+/*
+ * A copy of the value of @key (such as "ila.run=") on the kernel command
+ * line, or NULL.
+ */
+static char *cmdline_value(const char *key)
 {
-	static char cmdline[4096];
+	char cmdline[4096];
 	char *word, *save;
 	FILE *f = fopen("/proc/cmdline", "re");
 
@@ -175,18 +180,28 @@ static char *run_program(void)
 	fclose(f);
 	for (word = strtok_r(cmdline, " \n", &save); word;
 	     word = strtok_r(NULL, " \n", &save))
-		if (!strncmp(word, "ila.run=", 8))
-			return word + 8;
+		if (!strncmp(word, key, strlen(key)))
+			return strdup(word + strlen(key));
 	return NULL;
 }
 
-/* Run @program with its output on the control port; its status there too. */
+/*
+ * Run @program with its output on the control port, or on the console for
+ * ila.out=console; its status there too.
+ */
 static void run_unattended(char *program)
 {
 	char *argv[] = { program, NULL };
+	char *out = cmdline_value("ila.out=");
 	int status = 0;
 	pid_t pid;
 
+	/* a LAVA device may have no second serial port at all */
+	if (out && !strcmp(out, "console"))
+		ctl = stdout;
+	else
+		open_control_channel();
+	free(out);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -210,14 +225,14 @@ int main(void)
 	char *program;
 
 	mount_filesystems();
-	open_control_channel();
-	program = run_program();
+	program = cmdline_value("ila.run=");
 	if (program) {
 		run_unattended(program);
 		sync();
 		reboot(RB_AUTOBOOT);
 		return 0;
 	}
+	open_control_channel();
 	printf("init: agent ready on %s\n", CONTROL_TTY);
 	fflush(stdout);
 	serve();

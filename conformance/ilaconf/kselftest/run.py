@@ -45,7 +45,8 @@ def chosen(case: str, globs: str) -> bool:
 
 def agreement(section: results.Section, names: dict[str, tuple[str, str]],
               theirs: dict[tuple[str, str], report.Result] | None,
-              globs: str = "*") -> report.Result:
+              globs: str = "*", name: str = "kselftest/agrees-with-conformance"
+              ) -> report.Result:
     """One column's run against make conformance's verdicts."""
     mine = {names[n]: v for n, v in section.verdicts.items() if n in names}
     wanted = [k for k in names.values() if k[1] == section.label and chosen(k[0], globs)]
@@ -84,7 +85,7 @@ def agreement(section: results.Section, names: dict[str, tuple[str, str]],
     diag = [*(p for text in problems for p in text.splitlines()),
             *(f"needs the host: {h}" for h in host)]
     status = "fail" if problems or theirs is None else "pass"
-    return report.Result("kselftest/agrees-with-conformance", section.label, status,
+    return report.Result(name, section.label, status,
                          detail if status == "pass" else f"{detail}: {problems[0] if problems else detail}",
                          ["ILA-KSELFTEST-1"], diag)
 
@@ -111,6 +112,12 @@ def runner_check(section: results.Section, direct: results.Section | None) -> re
     return report.Result(f"kselftest/runner-{section.label}", "module",
                          "fail" if problems else "pass", detail, ["ILA-KSELFTEST-1"],
                          problems[1:] + section.lines[:3] + ["..."] + section.lines[-5:])
+
+
+def columns_of(impl: str, no_column: list[str]) -> list[qemu.Column]:
+    """IMPL='s columns (make conformance's names), less those not built here."""
+    return [qemu.Column(i.name, i.name, i.module_path, i.module_name, impls.rival(i).module_path)
+            for i in impls.parse_impls(impl) if i.name not in no_column]
 
 
 MUTANT_DIR = "/lib/modules/mutants"  # strength/mutation.py: GUEST_DIR
@@ -174,7 +181,13 @@ def mutant_check(section: "results.Section | str | None", mutant: dict, fates: d
 def run_guest(a: argparse.Namespace, columns: list[qemu.Column], ours: qemu.Column,
               runners: list[qemu.Runner], args: str) -> Path:
     """The kselftest initramfs, booted; the guest's TAP log."""
-    out = Path(a.out)
+    initrd = build_initrd(a, columns, ours, runners, args, Path(a.out))
+    return qemu.boot(Path(a.kernel), initrd, Path(a.out), a.accel, a.timeout, a.cpus)
+
+
+def build_initrd(a: argparse.Namespace, columns: list[qemu.Column], ours: qemu.Column,
+                 runners: list[qemu.Runner], args: str, out: Path) -> Path:
+    """The harness's initramfs with the collection, its columns and runners."""
     out.mkdir(parents=True, exist_ok=True)
     initrd = out / "initramfs-kselftest.cpio.gz"
     with tempfile.TemporaryDirectory(prefix="ila-kselftest-") as tmp:
@@ -186,7 +199,7 @@ def run_guest(a: argparse.Namespace, columns: list[qemu.Column], ours: qemu.Colu
         lines = qemu.cpio_list(unpacked, runners, columns, ours, Path(a.program),
                                Path(tmp), a.case, args, a.runner_case, bool(timers))
         qemu.initramfs(Path(a.initrd), Path(a.gen_init_cpio), lines, initrd)
-    return qemu.boot(Path(a.kernel), initrd, out, a.accel, a.timeout, a.cpus)
+    return initrd
 
 
 def main() -> int:
@@ -219,12 +232,10 @@ def main() -> int:
     a = p.parse_args()
     out = Path(a.out)
     try:
-        chosen = [i for i in impls.parse_impls(a.impl) if i.name not in a.no_column]
+        columns = columns_of(a.impl, a.no_column)
     except ValueError as e:
         print(f"kselftest-run: {e}", file=sys.stderr)
         return 2
-    columns = [qemu.Column(i.name, i.name, i.module_path, i.module_name,
-                           impls.rival(i).module_path) for i in chosen]
     runners = [qemu.Runner(*(lambda k, v: (k, Path(v)))(*r.split("=", 1))) for r in a.runner]
     ours = next((c for c in columns if c.name == "module"), None)
     mutants: dict[str, dict] = {}
