@@ -56,7 +56,7 @@ LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c lib/verbs.c lib/send.c li
 LIB_HDR    := $(LIB_SRC:.c=.h)
 RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 
-.PHONY: lava lava-up lava-down lava-artifacts patch-series leave-one-out leave-one-out-run kselftest kselftest-run kselftest-mutants bench bench-doc bench-profile deps fuzz mutation mutation-detectors kernel module intree-patched intree-old externals guest initramfs lib-test conformance golden test test-steps matrix clean new-case \
+.PHONY: lava lava-up lava-down lava-artifacts lava-mutants lava-smoke patch-series leave-one-out leave-one-out-run kselftest kselftest-run kselftest-mutants bench bench-doc bench-profile deps fuzz mutation mutation-detectors kernel module intree-patched intree-old externals guest initramfs lib-test conformance golden test test-steps matrix clean new-case \
 	reliability reliability-run
 
 # Every target that compiles or runs something depends on deps, so that
@@ -257,10 +257,11 @@ MUTATION_RUN = $(RUN) mutation-run --kernel $(KDIR)/arch/x86/boot/bzImage \
 	--accel $(QEMU_ACCEL) --kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))' \
 	--fixed '$(shell $(KBUILD) --fixed)' --jobs $(MUTATION_JOBS)
 mutation: initramfs
+	@$(if $(LAVA),test ! -f $(MUTATION)/fates.json || cp $(MUTATION)/fates.json $(OUT)/mutation-direct-fates.json)
 	@$(RUN) mutation-build --kdir $(KDIR) --src kernel/ila --out $(MUTATION) --mutants '$(MUTANTS)'
 	@guest-init/mkinitramfs.sh $(MUTATION)/initramfs.cpio.gz $(INITRAMFS_FILES) $$(cat $(MUTATION)/mutants.kos)
-	@$(MUTATION_RUN) --case '$(CASE)' || \
-		$(MAKE) --no-print-directory KERNEL=debug mutation-detectors PHASE1=$(abspath $(MUTATION))
+	@$(if $(LAVA),$(MAKE) --no-print-directory lava-mutants,$(MUTATION_RUN) --case '$(CASE)' || \
+		$(MAKE) --no-print-directory KERNEL=debug mutation-detectors PHASE1=$(abspath $(MUTATION)))
 
 mutation-detectors: initramfs
 	@test -n '$(PHASE1)' || { echo "mutation-detectors: make mutation runs it"; exit 2; }
@@ -300,18 +301,23 @@ TEST_KVERS := $(subst $(comma), ,$(TEST_KVER))
 TEST_AGREEMENT := $(if $(KSRC),$(BASE_OUT)/kselftest-run/agreement.ktap,\
 	$(foreach k,$(TEST_KVERS),$(call out_of,$(k))/kselftest-run/agreement.ktap))
 TEST_RUNNER_CASE := addr/*,control/iproute2-*,udp/input-port-unreachable*
+# The LAVA smoke, on the first kernel: one job on a local lab, started and
+# stopped around it.
+TEST_LAVA_OUT := $(if $(KSRC),$(BASE_OUT),$(call out_of,$(firstword $(TEST_KVERS))))
+TEST_LAVA := $(TEST_LAVA_OUT)/lava-smoke/agreement.ktap $(TEST_LAVA_OUT)/lava-smoke-panic/agreement.ktap
 test: deps
 	@$(MAKE) --no-print-directory test-steps
 
 test-steps:
 	@rm -f $(OUT)/lib-tests.ktap $(TEST_OUT)/results.ktap $(TEST_OUT)/junit-check.ktap \
-		$(BASE_OUT)/fuzz/fuzz.ktap $(BASE_OUT)/debug/reliability.ktap $(TEST_AGREEMENT)
+		$(BASE_OUT)/fuzz/fuzz.ktap $(BASE_OUT)/debug/reliability.ktap $(TEST_AGREEMENT) $(TEST_LAVA)
 	@rc=0; $(MAKE) --no-print-directory lib-test || rc=1; \
 	$(if $(TEST_SKIPS),$(RUN) skip --out $(BASE_OUT) --name skip-6.12 --what 6.12/conformance \
 		--why "linux-source-6.12 is not in this machine's apt sources (it is in bookworm-security)";) \
 	$(MAKE) --no-print-directory conformance KVER=$(TEST_KVER) || rc=1; \
 	$(foreach k,$(TEST_KVERS),$(MAKE) --no-print-directory kselftest-run KVER=$(k) \
 		KS_RUNNER_CASE='$(TEST_RUNNER_CASE)' || rc=1;) \
+	$(MAKE) --no-print-directory lava-smoke KVER=$(firstword $(TEST_KVERS)) || rc=1; \
 	$(MAKE) --no-print-directory fuzz N=$(TEST_FUZZ) SEED=$(TEST_SEED) || rc=1; \
 	$(MAKE) --no-print-directory reliability || rc=1; \
 	$(RUN) junit-check $(TEST_OUT)/results.junit.xml $(TEST_OUT)/results.ktap \
@@ -319,7 +325,7 @@ test-steps:
 	echo "# make test: lib unit tests, conformance cases, reliability and the JUnit check:"; \
 	$(RUN) summary $(OUT)/lib-tests.ktap $(TEST_OUT)/results.ktap $(BASE_OUT)/fuzz/fuzz.ktap \
 		$(BASE_OUT)/debug/reliability.ktap $(TEST_OUT)/junit-check.ktap $(TEST_SKIPS) \
-		$(TEST_AGREEMENT) || rc=1; \
+		$(TEST_AGREEMENT) $(TEST_LAVA) || rc=1; \
 	exit $$rc
 
 clean:
@@ -398,7 +404,7 @@ lava-artifacts: kselftest initramfs
 		--tarball $(OUT)/kselftest.tar.gz --bundle $(OUT)/kselftest/bundle \
 		--impl '$(IMPL)' $(NO_OLD:--no-column=--no-column) --case '$(CASE)' \
 		$(if $(LAVA_MUTANTS),--initrd $(MUTATION)/initramfs.cpio.gz --out $(MUTATION)/lava \
-			--mutants $(MUTATION)/mutants.json --fates $(MUTATION)/fates.json,\
+			--mutants $(MUTATION)/mutants.json --fates $(OUT)/mutation-direct-fates.json,\
 			--initrd $(OUT)/initramfs.cpio.gz --out $(OUT)/lava --conformance $(OUT)/results.json) \
 		--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))'
 
@@ -409,11 +415,36 @@ lava-artifacts: kselftest initramfs
 # out/lava/results.{ktap,json,junit.xml} and agreement.*.
 LAVA_RUN = PYTHONPATH=conformance $(PY) -m ilaconf.lava.run $(if $(LAVA_URL),--url '$(LAVA_URL)' \
 	--token '$(LAVA_TOKEN)',--local $(LAVA_HOME)) $(if $(LAVA_SERVE),--serve '$(LAVA_SERVE)') \
-	$(if $(LAVA_ARTIFACTS),--artifacts '$(LAVA_ARTIFACTS)') $(if $(LAVA_CPUS),--cpus $(LAVA_CPUS))
+	$(if $(LAVA_ARTIFACTS),--artifacts '$(LAVA_ARTIFACTS)') $(if $(LAVA_CPUS),--cpus $(LAVA_CPUS)) \
+	$(if $(LAVA_APPEND),--append '$(LAVA_APPEND)')
+LAVA_OUT ?= out/lava
 lava: deps
+	@scripts/deps.sh python3-yaml
 	@for k in $(KVERS); do $(MAKE) --no-print-directory lava-artifacts KVER=$$k || exit 1; done
 	@$(if $(LAVA_URL),,scripts/lava-lab.sh up)
-	@$(LAVA_RUN) --out out/lava $(foreach k,$(KVERS),--set $(call out_of,$(k))/lava)
+	@$(LAVA_RUN) --out $(LAVA_OUT) $(foreach k,$(KVERS),--set $(call out_of,$(k))/lava)
+
+# make mutation LAVA=1's catalog phase: the mutants make mutation built, in
+# batches, each batch a LAVA job running the kselftest collection until its
+# first failure; each mutant's fate checked against the last direct run's
+# catalog phase (kept as $(OUT)/mutation-direct-fates.json).
+lava-mutants: deps
+	@scripts/deps.sh python3-yaml
+	@$(MAKE) --no-print-directory lava-artifacts LAVA_MUTANTS=1
+	@$(if $(LAVA_URL),,scripts/lava-lab.sh up)
+	@$(LAVA_RUN) --out $(OUT)/lava-mutation --set $(MUTATION)/lava
+
+# make test's LAVA smoke: the local lab up; one job (ours, the addr/
+# cases) whose verdicts must be this kernel's conformance run's, and one
+# whose guest's kernel is made to die (init exits at once), which must be
+# reported as such; the lab down again.
+LAVA_SMOKE_CASE := addr/*
+lava-smoke: deps
+	@rc=0; scripts/lava-lab.sh up && $(MAKE) --no-print-directory lava IMPL=module \
+		CASE='$(LAVA_SMOKE_CASE)' LAVA_OUT=$(OUT)/lava-smoke || rc=1; \
+	$(LAVA_RUN) --out $(OUT)/lava-smoke-panic --set $(OUT)/lava \
+		--append rdinit=/bin/false --expect-panic || rc=1; \
+	scripts/lava-lab.sh down || rc=1; exit $$rc
 
 # A benchmark, not a test: make test only builds what it needs (initramfs).
 bench: initramfs
@@ -435,7 +466,8 @@ bench-doc: deps
 	@$(RUN) bench-doc $(OUT)/bench.json BENCH.md
 
 # Regenerate CONFORMANCE.md's results matrix from the last run
-# (KVER=6.1,6.12: from the last run over both kernels).
+# (KVER=6.1,6.12: from the last run over both kernels; RESULTS=FILE: from
+# another run's results.json, such as make lava's out/lava/results.json).
 matrix: deps
 	@PYTHONPATH=conformance $(PY) -m ilaconf.reports.matrix \
-		$(if $(findstring $(comma),$(KVER)),out/kernels,$(OUT))/results.json CONFORMANCE.md
+		$(or $(RESULTS),$(if $(findstring $(comma),$(KVER)),out/kernels,$(OUT))/results.json) CONFORMANCE.md

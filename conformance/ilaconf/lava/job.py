@@ -12,7 +12,8 @@ import yaml
 
 TEMPLATE = Path(__file__).resolve().parents[3] / "lava" / "kselftest-job.yaml"
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-ESCAPE = re.compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|[A-Za-z])")  # the firmware's screen resets
+# the firmware's screen resets, whose ESC bytes LAVA's log has dropped
+ESCAPE = re.compile(r"^\x1b?c?(?:\x1b?\[[0-9;?]*[hlJm])+")
 PANIC = re.compile(r"Kernel panic - not syncing|BUG: |Oops: |general protection fault")
 
 
@@ -31,12 +32,13 @@ def artifact(path: Path, base_url: str) -> Artifact:
 
 
 def definition(name: str, kernel: Artifact, initrd: Artifact, columns: list[str],
-               minutes: int, cpus: int, template: Path = TEMPLATE) -> str:
-    """The job's YAML; checked to parse, and to name every column."""
+               minutes: int, cpus: int, append: str = "", template: Path = TEMPLATE) -> str:
+    """The job's YAML, checked to parse. APPEND: more kernel parameters."""
     text = string.Template(template.read_text()).substitute(
         job_name=name, suite=re.sub(r"[^A-Za-z0-9_-]", "_", name), minutes=minutes, cpus=cpus,
         kernel_url=kernel.url, kernel_sha256=kernel.sha256,
-        initrd_url=initrd.url, initrd_sha256=initrd.sha256, columns=",".join(columns))
+        initrd_url=initrd.url, initrd_sha256=initrd.sha256, columns=",".join(columns),
+        append=append)
     yaml.safe_load(text)
     return text
 

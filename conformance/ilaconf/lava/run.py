@@ -114,7 +114,7 @@ class Runner:
 
     def submit(self, sh: Share) -> None:
         text = job.definition(sh.name, sh.kset.kernel, sh.kset.initrd, sh.labels,
-                              self.a.minutes, self.a.cpus)
+                              self.a.minutes, self.a.cpus, self.a.append)
         (self.out / "jobs").mkdir(parents=True, exist_ok=True)
         (self.out / "jobs" / f"{sh.name}.yaml").write_text(text)
         sh.job_id, sh.started, sh.offline_since = self.lab.submit(text), 0.0, 0.0
@@ -247,7 +247,13 @@ def judge(runner: Runner, out: Path) -> int:
                     case, impl = ks.names.get(name, (name, label))
                     rep.add(report.Result(case, impl, v.status, v.detail, [], v.diagnostics,
                                           ks.label, ks.version))
-            if not ended:
+            if runner.a.expect_panic:  # make test: a dead guest must be reported as such
+                dead = not ended and o is not None and bool(o.panic)
+                r = report.Result("lava/reports-a-dead-guest", label, "pass" if dead else "fail",
+                                  f"job {sh.job_id}: " + (why_not(sh, o, fault) if not ended else
+                                                          "the column ended: no panic to report"),
+                                  ["ILA-LAVA-1"], [] if dead else sh.notes + tail)
+            elif not ended:
                 r = report.Result("lava/agrees-with-conformance", label, "fail",
                                   f"job {sh.job_id} ({sh.name}): {why_not(sh, o, fault)}",
                                   ["ILA-LAVA-1"], sh.notes + tail)
@@ -276,13 +282,20 @@ def main() -> int:
     p.add_argument("--artifacts", default="", help="the URL the lab's workers fetch them from")
     p.add_argument("--cpus", type=int, default=1, help="each guest's vCPUs")
     p.add_argument("--minutes", type=int, default=30, help="a job's timeout")
+    p.add_argument("--append", default="", help="more kernel parameters for every job")
+    p.add_argument("--expect-panic", action="store_true", help="a check of the fault path: "
+                   "each column passes only if its guest's kernel died and was reported so")
     p.add_argument("--batch", type=int, default=0, help="mutants per job (default: spread "
                    "over 2 jobs per device)")
     a = p.parse_args()
     if a.local:
-        env = dict(line.split("=", 1) for line in
-                   (Path(a.local) / "env").read_text().splitlines() if "=" in line)
-        a.url, a.token = env["LAVA_URL"], env["LAVA_TOKEN"]
+        try:
+            env = dict(line.split("=", 1) for line in
+                       (Path(a.local) / "env").read_text().splitlines() if "=" in line)
+            a.url, a.token = env["LAVA_URL"], env["LAVA_TOKEN"]
+        except (OSError, KeyError):
+            print(f"lava: no local lab in {a.local}: run make lava-up", file=sys.stderr)
+            return 2
     if not a.url or not a.token:
         print("lava: LAVA_URL= and LAVA_TOKEN= name a lab, or make lava-up starts one",
               file=sys.stderr)
