@@ -20,6 +20,7 @@ class Job:
     health: str  # Unknown, Complete, Incomplete, Canceled
     device: str
     failure_comment: str
+    times: tuple[str, str, str]  # submitted, started, ended (ISO 8601, "" while unknown)
 
 
 class Lab:
@@ -50,7 +51,8 @@ class Lab:
     def job(self, job_id: int) -> Job:
         j = json.loads(self._call(f"jobs/{job_id}/"))
         return Job(job_id, j["state"], j["health"], j.get("actual_device") or "",
-                   j.get("failure_comment") or "")
+                   j.get("failure_comment") or "",
+                   tuple(j.get(k) or "" for k in ("submit_time", "start_time", "end_time")))
 
     def log(self, job_id: int) -> str:
         """The job's log: LAVA's YAML, one entry per line."""

@@ -51,6 +51,7 @@ class Outcome:
     error_type: str = ""  # LAVA's failure class (Infrastructure, Job, Test, Bug...)
     error: str = ""
     panic: str = ""  # the first line that says the kernel died
+    guest: tuple[str, str] = ("", "")  # the console's first and last line's times
     problems: list[str] = field(default_factory=list)
 
     def tail(self, lines: int = 25) -> list[str]:
@@ -72,6 +73,7 @@ def read_log(text: str, health: str) -> Outcome:
             continue
         lvl, msg = e.get("lvl"), e.get("msg")
         if lvl == "target" and isinstance(msg, str):
+            out.guest = (out.guest[0] or str(e.get("dt", "")), str(e.get("dt", "")))
             out.console += [ESCAPE.sub("", line).rstrip("\r") for line in msg.split("\n")]
         elif lvl == "results" and isinstance(msg, dict) and msg.get("definition") == "lava" \
                 and msg.get("case") == "job":

@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from ..kselftest import results
@@ -35,6 +36,7 @@ from . import client, job
 
 POLL = 2.0  # seconds between two looks at the running jobs
 OFFLINE_GRACE = 30.0  # a worker offline this long has lost its job
+UNREACHABLE = 300.0  # the lab answering nothing this long ends the run
 
 
 @dataclass
@@ -79,6 +81,11 @@ def load_set(d: Path, base_url: str) -> KernelSet:
                      {mu["module"]: mu for mu in m["mutants"]}, fates)
 
 
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *_: object) -> None:  # a line per download would drown the TAP
+        pass
+
+
 def serve(sets: list[KernelSet], where: str) -> http.server.ThreadingHTTPServer:
     """The artifacts over HTTP for a remote lab: LABEL/bzImage and so on."""
     root = Path(tempfile.mkdtemp(prefix="ila-lava-serve-"))
@@ -87,7 +94,7 @@ def serve(sets: list[KernelSet], where: str) -> http.server.ThreadingHTTPServer:
         for a in (s.kernel, s.initrd):
             (root / s.label / a.path.name).symlink_to(a.path.resolve())
     host, _, port = where.rpartition(":")
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler = functools.partial(QuietHandler, directory=str(root))
     httpd = http.server.ThreadingHTTPServer((host or "0.0.0.0", int(port)), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     print(f"lava: serving the artifacts on {where} from {root}")
@@ -111,6 +118,7 @@ class Runner:
         self.lab, self.a, self.out = lab, a, out
         self.active: list[Share] = []
         self.done: list[tuple[Share, job.Outcome | None, str]] = []  # (share, outcome, fault)
+        self.timings: list[dict[str, object]] = []
 
     def submit(self, sh: Share) -> None:
         text = job.definition(sh.name, sh.kset.kernel, sh.kset.initrd, sh.labels,
@@ -133,17 +141,23 @@ class Runner:
         sys.exit(code)
 
     def watch(self) -> None:
+        """Until every job is judged; a lab that answers nothing for
+        UNREACHABLE seconds ends the run (its jobs canceled if it can)."""
+        silent_since = 0.0
         while self.active:
             time.sleep(POLL)
             for sh in list(self.active):
-                self.look(sh)
+                try:
+                    self.look(sh)
+                    silent_since = 0.0
+                except client.LabError as e:
+                    print(f"lava: job {sh.job_id}: {e}", file=sys.stderr)
+                    silent_since = silent_since or time.monotonic()
+                    if time.monotonic() - silent_since > UNREACHABLE:
+                        raise
 
     def look(self, sh: Share) -> None:
-        try:
-            j = self.lab.job(sh.job_id)
-        except client.LabError as e:
-            print(f"lava: job {sh.job_id}: {e}", file=sys.stderr)
-            return
+        j = self.lab.job(sh.job_id)
         now = time.monotonic()
         if j.state == "Running" and not sh.started:
             sh.started = now
@@ -159,7 +173,10 @@ class Runner:
         if sh.started and now - sh.started > self.a.minutes * 60 + 120:
             fault = f"no end after {self.a.minutes} min + 2 min running (LAVA's own timeout did not end it)"
         if fault:
-            self.lab.cancel(sh.job_id)
+            try:
+                self.lab.cancel(sh.job_id)
+            except client.LabError as e:
+                fault += f"; canceling it failed: {e}"
             self.active.remove(sh)
             self.finish(sh, self.outcome(sh, j.health), fault)
             return
@@ -167,6 +184,7 @@ class Runner:
             return
         self.active.remove(sh)
         o = self.outcome(sh, j.health)
+        self.timing(sh, j, o)
         if o.error_type == "Infrastructure" and not o.panic and sh.attempt == 0:
             note = (f"job {sh.job_id} ended in LAVA's Infrastructure class ({o.error}): "
                     "resubmitted once")
@@ -177,12 +195,27 @@ class Runner:
             return
         self.finish(sh, o, "")
 
+    def timing(self, sh: Share, j: client.Job, o: job.Outcome) -> None:
+        """Where a job's time went: queued, LAVA's own work, the guest."""
+        def secs(a: str, b: str) -> float:
+            return (datetime.fromisoformat(b.replace("Z", "+00:00")) -
+                    datetime.fromisoformat(a.replace("Z", "+00:00"))).total_seconds() \
+                if a and b else float("nan")
+        submitted, started, ended = j.times
+        guest = secs(*o.guest) if all(o.guest) else float("nan")
+        t = {"job": sh.job_id, "name": sh.name, "health": j.health, "device": j.device,
+             "queued": secs(submitted, started), "running": secs(started, ended), "guest": guest}
+        self.timings.append(t)
+        print(f"lava: job {sh.job_id} ({sh.name}) {j.health} on {j.device}: queued "
+              f"{t['queued']:.0f} s, running {t['running']:.0f} s, of which the guest's "
+              f"console {guest:.0f} s", flush=True)
+
     def outcome(self, sh: Share, health: str) -> job.Outcome:
         try:
             o = job.read_log(self.lab.log(sh.job_id), health)
         except client.LabError as e:
             o = job.Outcome([], health, error=f"the log could not be read: {e}")
-        log = self.out / sh.kset.label / f"{sh.name}.log"
+        log = self.log_of(sh)
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("\n".join(o.console) + "\n")
         return o
@@ -200,7 +233,8 @@ class Runner:
         self.done.append((sh, o, fault))
 
     def log_of(self, sh: Share) -> Path:
-        return self.out / sh.kset.label / f"{sh.name}.log"
+        """The console of the share's last job (an earlier attempt's stays)."""
+        return self.out / sh.kset.label / f"{sh.name}-job{sh.job_id}.log"
 
 
 def why_not(sh: Share, o: job.Outcome | None, fault: str) -> str:
@@ -323,7 +357,9 @@ def main() -> int:
     except client.LabError as e:
         print(f"lava: {e}", file=sys.stderr)
         runner.cancel_all(code=1)
-    print(f"lava: {len(runner.done)} jobs in {time.monotonic() - started:.0f} s")
+    wall = time.monotonic() - started
+    (out / "jobs.json").write_text(json.dumps({"wall": wall, "jobs": runner.timings}, indent=2))
+    print(f"lava: {len(runner.done)} jobs in {wall:.0f} s")
     return judge(runner, out)
 
 
