@@ -227,7 +227,8 @@ class Runner:
             sections = {s.label: s for s in results.parse(self.log_of(sh))}
             left = [lb for lb in sh.labels if not kselftest.finished(sections.get(lb))]
             if len(left) > 1:
-                rest = Share(sh.kset, left[1:], f"{sh.name}-after-{left[0]}")
+                batch = sh.name.split("-from-")[0]
+                rest = Share(sh.kset, left[1:], f"{batch}-from-{left[1]}")
                 sh.labels = [lb for lb in sh.labels if lb not in rest.labels]
                 self.submit(rest)
         self.done.append((sh, o, fault))
