@@ -10,6 +10,19 @@ strings or preprocessor lines):
     swap-args     f(a, b, ...)      -> f(b, a, ...)
     drop-flag     A | B             -> A, and -> B; true -> false in a call
 
+and four shaped like the bugs implementers write (issue 37), each aimed at
+a rule that holds for one part of a field, one protocol or one state:
+
+    narrow        a == b on a 64-bit value or an address -> (u32)a == (u32)b
+                  (its first 32 bits in memory on x86), ipv6_addr_equal(a, b)
+                  -> ipv6_prefix_equal(a, b, 64)
+    drop-conjunct if (A && B)        -> if (true && B), and -> if (A && true); || with
+                  false; in a return's condition and a condition over lines too
+    every-case    x == NAME          -> true, x != NAME -> false: a protocol's or
+                  a type's special case applied to every case
+    swap-state    CHECKSUM_PARTIAL   -> CHECKSUM_COMPLETE, and every other pair
+                  of the skb checksum states
+
 A mutant is named FILE:SCOPE:OPERATOR:N (N counts that operator's mutants in
 the function or initializer SCOPE), so that an edit elsewhere in the file
 does not rename it: conformance/strength/equivalent-mutants.toml names the
@@ -20,7 +33,22 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-OPERATORS = ("negate-cond", "relational", "constant", "delete-stmt", "swap-args", "drop-flag")
+OPERATORS = ("negate-cond", "relational", "constant", "delete-stmt", "swap-args", "drop-flag",
+             "narrow", "drop-conjunct", "every-case", "swap-state")
+# The kind of bug each operator stands for, for the score per kind.
+KINDS = {"negate-cond": "syntactic", "relational": "syntactic", "constant": "syntactic",
+         "delete-stmt": "syntactic", "swap-args": "syntactic", "drop-flag": "syntactic",
+         "narrow": "narrowed comparison", "drop-conjunct": "rule applied to every case",
+         "every-case": "rule applied to every case", "swap-state": "one checksum state"}
+STATES = ("CHECKSUM_NONE", "CHECKSUM_UNNECESSARY", "CHECKSUM_COMPLETE", "CHECKSUM_PARTIAL")
+# What a 64-bit value or an address looks like in the source: a cast to one,
+# or a name the file declares with such a type (wide_names()).
+WIDE_TYPES = re.compile(r"\b(__be64|u64|__u64|struct in6_addr)\s*\*?\s*([a-z_]\w*)?")
+WIDE_CAST = re.compile(r"\((const )?(__be64|u64|struct in6_addr) \*\)")
+EQUALITY = re.compile(r"(?<![-<>=!])(==|!=)(?!=)")
+# A comparison's operand ends where an operator of lower precedence, a
+# bracket of the enclosing expression or the statement does.
+OPERAND_STOP = re.compile(r"&&|\|\||[?:,;]")
 RELATIONAL = {">": ">=", ">=": ">", "<": "<=", "<=": "<", "==": "!=", "!=": "=="}
 # a relational operator, not part of ->, >>, <<, or an include
 REL = re.compile(r"(?<![-<>=!])(>=|<=|==|!=|>|<)(?![<>=])")
@@ -78,9 +106,143 @@ def top_level_args(text: str, start: int) -> list[tuple[int, int]] | None:
     return None  # the call goes on past this line
 
 
-def line_mutants(code: str, raw: str) -> list[tuple[str, str]]:
-    """(operator, mutated line) for one line of code."""
+def wide_names(text: str) -> set[str]:
+    """The names a source declares as 64-bit values or addresses (its
+    variables, parameters and struct fields)."""
+    return {m.group(2) for m in WIDE_TYPES.finditer(text) if m.group(2)}
+
+
+def operand(code: str, at: int, step: int) -> int:
+    """Where the operand of the comparison operator at @at ends, scanning
+    from it by @step (-1 left, +1 right) over balanced brackets."""
+    depth, i = 0, at
+    while 0 <= i + step < len(code):
+        j = i + step
+        c = code[j]
+        if c in ("([{" if step > 0 else ")]}"):
+            depth += 1
+        elif c in (")]}" if step > 0 else "([{"):
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0:
+            two = code[j:j + 2] if step > 0 else code[j - 1:j + 1]
+            if c in "?:,;" or two in ("&&", "||") or \
+                    (c == "=" and code[j - 1] not in "=!<>" and code[j + 1:j + 2] != "="):
+                break
+        i = j
+    return i
+
+
+def last_name(expr: str) -> str:
+    names = re.findall(r"[a-z_]\w*", expr)
+    return names[-1] if names else ""
+
+
+def top_level_terms(cond: str) -> list[tuple[int, int, str]]:
+    """(start, end, the operator beside it) of each term of cond joined by
+    && or || outside its brackets; a single term has none."""
+    depth, cuts, i = 0, [], 0
+    while i < len(cond):
+        c = cond[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0 and cond[i:i + 2] in ("&&", "||"):
+            cuts.append((i, cond[i:i + 2]))
+            i += 2
+            continue
+        elif depth == 0 and c == "?":  # a ternary: its condition ends here
+            cond = cond[:i]
+            break
+        i += 1
+    terms, begin = [], 0
+    for n, (at, op) in enumerate(cuts):
+        terms.append((begin, at, op))
+        begin = at + 2
+    terms.append((begin, len(cond), cuts[-1][1] if cuts else ""))
+    return [(a, b, op) for a, b, op in terms if cond[a:b].strip()]
+
+
+def condition_span(code: str) -> tuple[int, int] | None:
+    """The part of a line that is (part of) a condition: an if's, a return's,
+    or a line inside a condition split over several lines (one that ends or
+    starts with && or ||)."""
+    m = IF.search(code)
+    if m:
+        return m.start(1), m.end(1)
+    m = re.search(r"\breturn (.*);$", code)
+    if m:
+        return m.start(1), m.end(1)
+    stripped = code.strip()
+    if stripped.endswith(("&&", "||")) or stripped.startswith(("&&", "||")):
+        assign = re.match(r"\s*[\w\s*]*?\b\w+ = ", code)  # x = A &&, bool x = A &&
+        start = code.find("if (") + 4 if "if (" in code else \
+            assign.end() if assign else len(code) - len(code.lstrip())
+        end = len(code.rstrip())
+        tail = code[start:end]
+        while tail.endswith((")", "{", " ")) and tail.count(")") > tail.count("("):
+            tail = tail.rstrip(" {")
+            tail = tail[:-1] if tail.endswith(")") and tail.count(")") > tail.count("(") else tail
+        return start, start + len(tail)
+    return None
+
+
+def condition_mutants(code: str, raw: str, wide: set[str]) -> list[tuple[str, str]]:
+    """The operators of issue 37 on one line."""
     out: list[tuple[str, str]] = []
+    for m in EQUALITY.finditer(code):
+        left, right = operand(code, m.start(), -1), operand(code, m.end() - 1, 1)
+        kw = re.match(r"\s*(return|case)\b", code[left:m.start()])
+        left += kw.end() if kw else 0
+        a_raw, b_raw = raw[left:m.start()], raw[m.end():right + 1]
+        a, b = a_raw.strip(), b_raw.strip()
+        if not a or not b:
+            continue
+        # the comparison's own spaces stay where they were
+        before, after = raw[:left] + a_raw[:len(a_raw) - len(a_raw.lstrip())], \
+            b_raw[len(b_raw.rstrip()):] + raw[right + 1:]
+        if last_name(a) in wide or last_name(b) in wide or WIDE_CAST.search(f"{a} {b}"):
+            out.append(("narrow", f"{before}(u32)({a}) {m.group(1)} (u32)({b}){after}"))
+        if re.fullmatch(r"[A-Z][A-Z0-9_]*", b):
+            out.append(("every-case", f"{before}{'true' if m.group(1) == '==' else 'false'}{after}"))
+    for m in re.finditer(r"\bipv6_addr_equal\(", code):
+        args = top_level_args(code, m.end())
+        if args and len(args) == 2:
+            end = args[1][1]
+            out.append(("narrow", f"{raw[:m.start()]}ipv6_prefix_equal({raw[m.end():end]}, 64)"
+                                  f"{raw[end + 1:]}"))
+    span = condition_span(code)
+    if span:
+        s, e = span
+        terms = top_level_terms(code[s:e])
+        if len(terms) > 1 or (terms and terms[0][2]):
+            for t0, t1, op in terms:
+                term = raw[s + t0:s + t1]
+                pad = term[:len(term) - len(term.lstrip())]
+                tail = term[len(term.rstrip()):]
+                # the identity of its join: the term no longer decides
+                out.append(("drop-conjunct", f"{raw[:s + t0]}{pad}{'true' if op == '&&' else 'false'}"
+                                             f"{tail}{raw[s + t1:]}"))
+    for m in re.finditer(r"\b(" + "|".join(STATES) + r")\b", code):
+        for other in STATES:
+            if other != m.group(1):
+                out.append(("swap-state", raw[:m.start()] + other + raw[m.end():]))
+    # one mutant per changed line: every-case on A == X && B is drop-conjunct's
+    seen: set[str] = set()
+    unique = []
+    for op, line in out:
+        key = " ".join(line.replace("(", " ( ").replace(")", " ) ").split())
+        if key not in seen:
+            seen.add(key)
+            unique.append((op, line))
+    return unique
+
+
+def line_mutants(code: str, raw: str, wide: "set[str]" = frozenset()) -> list[tuple[str, str]]:
+    """(operator, mutated line) for one line of code."""
+    out: list[tuple[str, str]] = condition_mutants(code, raw, set(wide))
     m = IF.search(code)
     if m:
         cond = raw[m.start(1):m.end(1)]
@@ -115,7 +277,8 @@ def line_mutants(code: str, raw: str) -> list[tuple[str, str]]:
 
 
 def mutants_of(path: Path) -> list[Mutant]:
-    lines = path.read_text().split("\n")
+    text = path.read_text()
+    lines, wide = text.split("\n"), wide_names(text)
     out: list[Mutant] = []
     scope, counts = "file", {}
     in_comment = False
@@ -145,7 +308,7 @@ def mutants_of(path: Path) -> list[Mutant]:
             continue
         starts, ended = ended, stripped.endswith((";", "{", "}", ":")) or \
             bool(IF.search(code)) or stripped == "else"
-        for op, mutated in line_mutants(code, raw):
+        for op, mutated in line_mutants(code, raw, wide):
             if op == "delete-stmt" and not starts:
                 continue  # the tail of a statement that began on an earlier line
             key = (scope, op)

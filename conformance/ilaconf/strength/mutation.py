@@ -29,7 +29,7 @@ from ..reports.report import Reporter, Result
 from ..running.columns import COLUMN_MARK
 from ..running.guest import Guest, GuestError
 from ..running.session import UNLOAD_WAIT, Paths, Session, boot
-from .mutants import OPERATORS, Mutant, generate
+from .mutants import KINDS as OPERATOR_KINDS, OPERATORS, Mutant, generate
 
 STATS = "/proc/net/ila_ref_stats"
 GUEST_DIR = "/lib/modules/mutants"
@@ -408,5 +408,27 @@ def summary(built: list[Built], fate: dict[str, str], equivalents: dict[str, tup
              f"{stillborn} stillborn, {killed} killed, {equivalent} equivalent, "
              f"{untestable} untestable, {len(survivors)} survivors",
              f"# mutation score: {killed} of {scored} non-equivalent mutants killed ({score:.1f}%)"]
+    lines += by_kind(built, fate, listed)
     lines += [f"# survivor {b.id}: {b.what}" for b in survivors]
     return lines
+
+
+def kind_of(mutant_id: str) -> str:
+    """The kind of bug a mutant stands for: its operator's, or a broken copy's."""
+    if mutant_id.startswith("broken:"):
+        return "hand-written broken copy"
+    return OPERATOR_KINDS.get(mutant_id.split(":")[2], "syntactic")
+
+
+def by_kind(built: list[Built], fate: dict[str, str], listed: dict[str, str]) -> list[str]:
+    """The score per kind of bug, so that a weak kind shows."""
+    tally: dict[str, list[int]] = {}
+    for b in built:
+        f = fate.get(b.id)
+        if f is None or f == "stillborn" or listed.get(b.id) == "equivalent":
+            continue
+        t = tally.setdefault(kind_of(b.id), [0, 0])
+        t[0] += f != "survived"
+        t[1] += 1
+    return [f"# mutation score, {kind}: {k} of {n} killed ({100.0 * k / n:.1f}%)"
+            for kind, (k, n) in sorted(tally.items())]
