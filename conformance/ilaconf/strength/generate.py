@@ -20,7 +20,11 @@ net/ipv6/ila/ila_common.c and ila_lwt.c):
   (hop-by-hop, destination options, routing with and without segments left,
   first and later fragments), transport headers cut short, payload lengths
   that lie, odd lengths, checksum fields of 0, 0xffff and random values,
-  UDP zero, and payloads chosen so that the adjusted checksum is 0 or 0xffff;
+  UDP zero, and payloads (or, without one, a port or an echo's sequence
+  number) chosen so that the adjusted checksum is 0 or 0xffff;
+- locators sharing 16, 32 or 48 upper bits with the packet's, or its lower
+  bits; UDP socket sends whose CHECKSUM_PARTIAL seed is zero, before or
+  after the translation;
 - raw and kernel-built (UDP socket) sends on output; input and forward
   packets in every receive layout.
 """
@@ -100,7 +104,7 @@ def _random_identifier(rng: random.Random) -> int:
 
 def _random_locator(rng: random.Random, dst: int, prefix: int) -> int:
     old = dst >> 64
-    kind = rng.randrange(12)
+    kind = rng.randrange(14)
     if kind == 0:
         return 0
     if kind == 1:
@@ -115,6 +119,18 @@ def _random_locator(rng: random.Random, dst: int, prefix: int) -> int:
         return old ^ (1 << rng.randrange(64))
     if kind == 5:
         return prefix >> 64  # the route prefix's own upper bits
+    if kind in (6, 7):
+        # Sharing 16, 32 or 48 upper bits with the packet's own, as locators
+        # and SIR prefixes numbered out of one operator prefix do; or its
+        # lower bits, differing only above them. A comparison narrowed to
+        # part of the locator tells these apart from "no change".
+        keep = rng.choice((16, 32, 48))
+        if kind == 6:
+            low = (1 << (64 - keep)) - 1
+            return (old & ~low) | (rng.getrandbits(64 - keep) or 1)
+        high_mask = ((1 << keep) - 1) << (64 - keep)
+        return old ^ high_mask if rng.random() < 0.5 else \
+            (old & ((1 << (64 - keep)) - 1)) | ((rng.getrandbits(keep) or 1) << (64 - keep))
     return rng.getrandbits(64)
 
 
@@ -250,16 +266,31 @@ def _malform(rng: random.Random, spec: dict[str, object]) -> None:
         spec["plen"] = rng.randrange(0, 400)
 
 
+# A 16-bit header field each protocol's zero search may set when the packet
+# has no payload word to spare: summed whole, free for the oracle.
+SEARCH_FIELD = {6: "sport", 17: "sport", 58: "icmp_seq"}
+
+
 def zero_checksum(spec: dict[str, object], dst: str) -> None:
-    """Change one 16-bit payload word so that the transport checksum of the
-    packet with destination dst comes out zero (sent as 0xffff by UDP): the
-    sent packet's (dst its own) or the translated one's. An adjustment that
-    folds wrongly gets exactly these wrong."""
+    """Change one 16-bit payload word, or with no payload a header field, so
+    that the transport checksum of the packet with destination dst comes out
+    zero (sent as 0xffff by UDP): the sent packet's (dst its own) or the
+    translated one's. An adjustment that folds wrongly gets exactly these
+    wrong, and so does one that applies UDP's zero rules to TCP or ICMPv6."""
     proto = packets.proto_number(spec["proto"])
     body = bytearray(packets.payload(spec))
     at = len(body) - 2 - len(body) % 2  # an even offset: the word is summed whole
-    if proto not in packets.CSUM_OFFSET or at < 0 or spec.get("csum", "auto") != "auto" \
+    if proto not in packets.CSUM_OFFSET or spec.get("csum", "auto") != "auto" \
             or spec.get("ext"):
+        return
+    if at < 0:
+        # 0 in the field, then the checksum's value there: the sum is 0xffff
+        name = SEARCH_FIELD[proto]
+        spec[name] = 0
+        value = packets.correct_checksum(spec, dst)
+        # 0 (and UDP's 0xffff, its form of 0): the sum is 0xffff already, and
+        # 0xffff, one's complement's other zero, keeps it there
+        spec[name] = 0xFFFF if value == 0 or (proto == 17 and value == 0xFFFF) else value
         return
     body[at:at + 2] = b"\0\0"
     spec.pop("payload_len", None)
@@ -268,6 +299,32 @@ def zero_checksum(spec: dict[str, object], dst: str) -> None:
     # whose complement is 0
     body[at:at + 2] = packets.correct_checksum(spec, dst).to_bytes(2, "big")
     spec["payload_hex"] = body.hex()
+
+
+def _fold(value: int) -> int:
+    while value > 0xFFFF:
+        value = (value & 0xFFFF) + (value >> 16)
+    return value
+
+
+def zero_seed(route: FuzzRoute, dst: int, spec: dict[str, object], after: bool) -> int:
+    """dst with its last 16 bits chosen so that a socket send's
+    CHECKSUM_PARTIAL seed, the pseudo-header's sum (udp6_set_csum()), folds
+    to 0xffff: its complement, the seed's csum_ipv6_magic(), is zero. With
+    after, the seed of the translated packet does (the sum that adjusting a
+    partial field must reach); otherwise the one the socket writes. dst as
+    it was where the route leaves those bits no freedom or the address is
+    one to avoid."""
+    if route.length > 112:
+        return dst
+    length = 8 + len(packets.payload(spec))
+    src = int(IPv6Address(str(spec["src"])))
+    words = lambda v: sum((v >> s) & 0xFFFF for s in range(0, 128, 16))  # noqa: E731
+    upper = (int(IPv6Address(translated_dst(dst, route.locator))) if after else dst) >> 64
+    rest = _fold(words(src) + words(upper << 64) + words(dst & ((1 << 64) - 1) & ~0xFFFF)
+                 + length + 17)
+    value = (dst & ~0xFFFF) | (0xFFFF - rest)
+    return dst if _bad(value) else value
 
 
 def outcome(spec: dict[str, object], path: str, new_dst: str) -> str:
@@ -330,15 +387,18 @@ def make_case(rng: random.Random, route: FuzzRoute, dst: int, seed: int) -> Case
     new_dst = translated_dst(dst, route.locator)
     send = "raw"
     if path == "output" and spec["proto"] == "udp" and not spec["ext"] and \
-            spec.get("csum", "auto") == "auto" and "l4_len" not in spec and "plen" not in spec \
+            spec.get("csum", "auto") == "auto" and spec["l4_len"] == "auto" and spec["plen"] == "auto" \
             and rng.random() < 0.25:
         send = "udp"  # built by the guest's kernel from a socket
         spec.update(hlim=64, tc=0, flow=0, src=topology.GUEST_ADDR)
         spec["sport"] = rng.randrange(1024, 65536)
         if rng.random() < 0.2:
             spec["no_check6_tx"] = True
-    if rng.random() < 0.05 and send == "raw":
+    if rng.random() < 0.10 and send == "raw":
         zero_checksum(spec, rng.choice((new_dst, str(spec["dst"]))))
+    if send == "udp" and rng.random() < 0.3:
+        dst = zero_seed(route, dst, spec, rng.choice((new_dst, str(spec["dst"]))) == new_dst)
+        spec["dst"], new_dst = _addr(dst), translated_dst(dst, route.locator)
     layout: "str | list[int]" = "linear"
     if path != "output" and rng.random() < 0.15:
         name = rng.choice(list(layouts.LAYOUTS))
