@@ -125,8 +125,12 @@ def write_tree(out: Path, src: Path, mutants: list[Mutant], patches: list[Path],
         name = f"ila_m{j:04d}"
         d = out / name
         shutil.copytree(src, d, ignore=shutil.ignore_patterns("tests", "bench", "Kbuild", "Makefile"))
-        (d / "Kbuild").write_text(f"obj-m := {name}.o\n{name}-y := "
-                                  f"{' '.join(s + '.o' for s in objects)}\n")
+        kbuild = f"obj-m := {name}.o\n{name}-y := {' '.join(s + '.o' for s in objects)}\n"
+        if kunit and "\n+++ b/xlat.c" in patch.read_text():  # its KUnit tests, as a mutant's
+            (d / "tests").mkdir()
+            shutil.copy(src / "tests" / "xlat_kunit.c", d / "tests")
+            kbuild += f"obj-m += {kunit_name(name)}.o\n{kunit_name(name)}-y := tests/xlat_kunit.o\n"
+        (d / "Kbuild").write_text(kbuild)
         r = subprocess.run(["patch", "-p1", "--batch", "--quiet", "-d", str(d)],
                            stdin=patch.open(), capture_output=True, text=True)
         built.append(Built(f"broken:{patch.stem}", name, f"{patch.name}: "
