@@ -34,9 +34,8 @@
 #include "ila_ref.h"
 
 struct ila_ref_early {
-	struct hlist_node node;
+	struct ila_ref_hentry h;	/* its link, walked by ila_ref_hash_entries() */
 	struct rcu_head rcu;
-	possible_net_t net;
 	struct in6_addr dst;		/* the route's destination */
 	/* Its state: freed after an RCU grace period, and after this entry. */
 	const struct lwtunnel_state *lwt;
@@ -71,11 +70,11 @@ int ila_ref_early_add(struct net *net, struct lwtunnel_state *lwt,
 	e = kzalloc(sizeof(*e), GFP_KERNEL);
 	if (!e)
 		return -ENOMEM;
-	write_pnet(&e->net, net);
+	write_pnet(&e->h.net, net);
 	e->dst = *dst;
 	e->lwt = lwt;
 	spin_lock_bh(&ila_ref_early_lock);
-	hash_add_rcu(ila_ref_earlies, &e->node, ila_ref_early_key(net, dst));
+	hash_add_rcu(ila_ref_earlies, &e->h.node, ila_ref_early_key(net, dst));
 	atomic_inc(&ila_ref_early_count);
 	spin_unlock_bh(&ila_ref_early_lock);
 	p->early = e;
@@ -88,7 +87,7 @@ void ila_ref_early_del(struct ila_ref_params *p)
 	if (!p->early)
 		return;
 	spin_lock_bh(&ila_ref_early_lock);
-	hash_del_rcu(&p->early->node);
+	hash_del_rcu(&p->early->h.node);
 	WARN_ON_ONCE(atomic_dec_return(&ila_ref_early_count) < 0);
 	spin_unlock_bh(&ila_ref_early_lock);
 	kfree_rcu(p->early, rcu);
@@ -101,15 +100,7 @@ void ila_ref_early_del(struct ila_ref_params *p)
  */
 unsigned int ila_ref_early_entries(const struct net *net)
 {
-	struct ila_ref_early *e;
-	unsigned int n = 0;
-	int bkt;
-
-	rcu_read_lock();
-	hash_for_each_rcu(ila_ref_earlies, bkt, e, node)
-		n += net_eq(read_pnet(&e->net), net);
-	rcu_read_unlock();
-	return n;
+	return ila_ref_hash_entries(ila_ref_earlies, HASH_SIZE(ila_ref_earlies), net);
 }
 
 /* Does the route lookup of @addr give a local route with the state @lwt? */
@@ -186,8 +177,8 @@ unsigned int ila_ref_early_input(struct net *net, struct sk_buff *skb)
 
 	if (!atomic_read(&ila_ref_early_count))
 		return NF_ACCEPT;
-	hash_for_each_possible_rcu(ila_ref_earlies, e, node, ila_ref_early_key(net, daddr)) {
-		if (!ipv6_addr_equal(&e->dst, daddr) || !net_eq(read_pnet(&e->net), net) ||
+	hash_for_each_possible_rcu(ila_ref_earlies, e, h.node, ila_ref_early_key(net, daddr)) {
+		if (!ipv6_addr_equal(&e->dst, daddr) || !net_eq(read_pnet(&e->h.net), net) ||
 		    !ila_ref_early_allowed(net, e))
 			continue;
 		p = ila_ref_early_params(e);

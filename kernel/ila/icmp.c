@@ -28,9 +28,8 @@
 #include "ila_ref.h"
 
 struct ila_ref_rmap {
-	struct hlist_node node;
+	struct ila_ref_hentry h;	/* its link, walked by ila_ref_hash_entries() */
 	struct rcu_head rcu;
-	possible_net_t net;
 	__be64 locator;		/* what the route writes */
 	__be64 sir;		/* the upper 64 bits of its destination */
 	unsigned int routes;	/* the routes that share it, under the lock */
@@ -62,18 +61,18 @@ int ila_ref_rmap_add(struct net *net, struct ila_ref_params *p,
 		return -ENOMEM;
 	key = ila_ref_rmap_key(net, p->locator);
 	spin_lock_bh(&ila_ref_rmap_lock);
-	hash_for_each_possible(ila_ref_rmaps, e, node, key) {
+	hash_for_each_possible(ila_ref_rmaps, e, h.node, key) {
 		if (e->locator == p->locator && e->sir == sir &&
-		    net_eq(read_pnet(&e->net), net))
+		    net_eq(read_pnet(&e->h.net), net))
 			break;
 	}
 	if (!e) {
 		e = fresh;
 		fresh = NULL;
-		write_pnet(&e->net, net);
+		write_pnet(&e->h.net, net);
 		e->locator = p->locator;
 		e->sir = sir;
-		hash_add_rcu(ila_ref_rmaps, &e->node, key);
+		hash_add_rcu(ila_ref_rmaps, &e->h.node, key);
 		atomic_inc(&ila_ref_rmap_count);
 	}
 	e->routes++;
@@ -92,7 +91,7 @@ void ila_ref_rmap_del(struct ila_ref_params *p)
 		return;
 	spin_lock_bh(&ila_ref_rmap_lock);
 	if (!--e->routes) {
-		hash_del_rcu(&e->node);
+		hash_del_rcu(&e->h.node);
 		WARN_ON_ONCE(atomic_dec_return(&ila_ref_rmap_count) < 0);
 		kfree_rcu(e, rcu);
 	}
@@ -106,15 +105,7 @@ void ila_ref_rmap_del(struct ila_ref_params *p)
  */
 unsigned int ila_ref_rmap_entries(const struct net *net)
 {
-	struct ila_ref_rmap *e;
-	unsigned int n = 0;
-	int bkt;
-
-	rcu_read_lock();
-	hash_for_each_rcu(ila_ref_rmaps, bkt, e, node)
-		n += net_eq(read_pnet(&e->net), net);
-	rcu_read_unlock();
-	return n;
+	return ila_ref_hash_entries(ila_ref_rmaps, HASH_SIZE(ila_ref_rmaps), net);
 }
 
 /* Does the route for @sir write @locator? */
@@ -137,8 +128,8 @@ static bool ila_ref_sir_of(struct net *net, const struct in6_addr *ila,
 	__be64 locator = *(const __be64 *)ila;
 	struct ila_ref_rmap *e;
 
-	hash_for_each_possible_rcu(ila_ref_rmaps, e, node, ila_ref_rmap_key(net, locator)) {
-		if (e->locator != locator || !net_eq(read_pnet(&e->net), net))
+	hash_for_each_possible_rcu(ila_ref_rmaps, e, h.node, ila_ref_rmap_key(net, locator)) {
+		if (e->locator != locator || !net_eq(read_pnet(&e->h.net), net))
 			continue;
 		*sir = *ila;
 		*(__be64 *)sir = e->sir;
@@ -191,8 +182,7 @@ static bool ila_ref_icmp_error(struct net *net, struct sk_buff *skb)
 		return false;
 
 	locator = (__be64 *)(skb->data + qoff + offsetof(struct ipv6hdr, daddr));
-	diff = csum_sub(csum_partial(&sir, sizeof(__be64), 0),
-			csum_partial(locator, sizeof(*locator), 0));
+	diff = csum_sub(ila_ref_sum64((const __be64 *)&sir), ila_ref_sum64(locator));
 	*locator = *(__be64 *)&sir;
 	delta = diff;
 	if (csum_off >= 0) {

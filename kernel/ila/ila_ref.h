@@ -11,6 +11,7 @@
 
 #include <linux/skbuff.h>
 #include <linux/types.h>
+#include <net/checksum.h>
 #include <net/net_namespace.h>
 
 /* What happened to one packet; each outcome has a per-netns counter. */
@@ -36,6 +37,12 @@ struct ila_ref_rmap;
 struct ila_ref_early;
 struct lwtunnel_state;
 
+/* The head of an entry of our hash tables: its link and its namespace. */
+struct ila_ref_hentry {
+	struct hlist_node node;
+	possible_net_t net;
+};
+
 /* The state of one ILA route, kept in lwtunnel_state::data. */
 struct ila_ref_params {
 	__be64 locator;
@@ -53,6 +60,14 @@ struct ila_ref_params {
 static inline bool ila_ref_outcome_is_drop(enum ila_ref_outcome outcome)
 {
 	return outcome >= ILA_REF_DROP_NOT_IPV6;
+}
+
+/* A locator's one's complement sum, as two words: no call to csum_partial(). */
+static inline __wsum ila_ref_sum64(const __be64 *v)
+{
+	const __be32 *w = (const __be32 *)v;
+
+	return csum_add((__force __wsum)w[0], (__force __wsum)w[1]);
 }
 
 void ila_ref_params_init(struct ila_ref_params *p, __be64 locator);
@@ -81,6 +96,14 @@ void ila_ref_early_exit(void);
 
 int ila_ref_hook_init(void);
 void ila_ref_hook_exit(void);
+
+/*
+ * How many entries of the hash table @table (@size buckets) of struct
+ * ila_ref_hentry belong to @net: counted by a walk, not kept, so that an
+ * entry left behind shows in /proc/net/ila_ref_stats.
+ */
+unsigned int ila_ref_hash_entries(struct hlist_head *table, unsigned int size,
+				  const struct net *net);
 
 /* @counter: an enum ila_ref_outcome or enum ila_ref_event */
 void ila_ref_count(struct net *net, unsigned int counter);

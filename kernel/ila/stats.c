@@ -6,6 +6,7 @@
  * route lookup, then the size of the ICMPv6 errors' reverse map.
  */
 #include <linux/percpu.h>
+#include <linux/rculist.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <net/net_namespace.h>
@@ -40,6 +41,20 @@ u64 __percpu *ila_ref_counters(struct net *net)
 void ila_ref_count(struct net *net, unsigned int counter)
 {
 	this_cpu_inc(ila_ref_counters(net)[counter]);
+}
+
+unsigned int ila_ref_hash_entries(struct hlist_head *table, unsigned int size,
+				  const struct net *net)
+{
+	struct ila_ref_hentry *h;
+	unsigned int n = 0, bkt;
+
+	rcu_read_lock();
+	for (bkt = 0; bkt < size; bkt++)
+		hlist_for_each_entry_rcu(h, &table[bkt], node)
+			n += net_eq(read_pnet(&h->net), net);
+	rcu_read_unlock();
+	return n;
 }
 
 static int ila_ref_stats_show(struct seq_file *seq, void *v)

@@ -23,14 +23,6 @@
 
 #include "ila_ref.h"
 
-/* A locator's one's complement sum, as two words: no call to csum_partial(). */
-static __wsum ila_ref_sum64(const __be64 *v)
-{
-	const __be32 *w = (const __be32 *)v;
-
-	return csum_add((__force __wsum)w[0], (__force __wsum)w[1]);
-}
-
 void ila_ref_params_init(struct ila_ref_params *p, __be64 locator)
 {
 	p->locator = locator;
