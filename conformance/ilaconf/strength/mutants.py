@@ -23,11 +23,15 @@ a rule that holds for one part of a field, one protocol or one state:
     swap-state    CHECKSUM_PARTIAL   -> CHECKSUM_COMPLETE, and every other pair
                   of the skb checksum states
 
-A mutant is named FILE:SCOPE:OPERATOR:N (N counts that operator's mutants in
-the function or initializer SCOPE), so that an edit elsewhere in the file
-does not rename it: conformance/strength/equivalent-mutants.toml names the
-mutants no case can kill, by these names.
+A mutant is named FILE:SCOPE:OPERATOR:KEY, KEY the first 8 hex digits of the
+SHA-1 of its mutated line, stripped (with -2, -3 for a second and third
+identical one in the same function): so that moving a line, or an edit
+elsewhere in the function or the file, does not rename it.
+conformance/strength/equivalent-mutants.toml names the mutants no case can
+kill, by these names.
 """
+
+import hashlib
 
 import re
 from dataclasses import dataclass
@@ -311,10 +315,12 @@ def mutants_of(path: Path) -> list[Mutant]:
         for op, mutated in line_mutants(code, raw, wide):
             if op == "delete-stmt" and not starts:
                 continue  # the tail of a statement that began on an earlier line
-            key = (scope, op)
+            # a deleted statement's line is ';': its key is the line it deletes
+            digest = hashlib.sha1((raw if op == "delete-stmt" else mutated).strip().encode())
+            key = f"{path.name}:{scope}:{op}:{digest.hexdigest()[:8]}"
             counts[key] = counts.get(key, 0) + 1
-            out.append(Mutant(f"{path.name}:{scope}:{op}:{counts[key]}", path.name, n, op,
-                              raw, mutated))
+            out.append(Mutant(key if counts[key] == 1 else f"{key}-{counts[key]}", path.name, n,
+                              op, raw, mutated))
     return out
 
 
