@@ -181,7 +181,8 @@ def condition_span(code: str) -> tuple[int, int] | None:
         return m.start(1), m.end(1)
     stripped = code.strip()
     if stripped.endswith(("&&", "||")) or stripped.startswith(("&&", "||")):
-        assign = re.match(r"\s*[\w\s*]*?\b\w+ = ", code)  # x = A &&, bool x = A &&
+        # x = A &&, bool x = A &&, return A &&
+        assign = re.match(r"\s*[\w\s*]*?\b\w+ = ", code) or re.match(r"\s*return ", code)
         start = code.find("if (") + 4 if "if (" in code else \
             assign.end() if assign else len(code) - len(code.lstrip())
         end = len(code.rstrip())
