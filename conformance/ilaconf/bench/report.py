@@ -8,6 +8,8 @@ import statistics
 import subprocess
 from pathlib import Path
 
+from . import paired
+
 # The columns, as in driver.py: ours, the in-tree routes, the in-tree
 # mapping table on the receive side (it translates before early demux), and
 # the floor: ours with the translation compiled out.
@@ -30,6 +32,10 @@ def table(result: dict[str, object]) -> list[str]:
                         for r in (w["ratio"][c] for c in cols))
         plain = statistics.median(w["rates"]["plain/module"])
         lines.append(f"{w['name']:<32}{cells}{plain:>14.0f} {w['unit']}")
+    close = paired.close_rows(result)
+    if close:
+        lines += ["", f"# rows within {paired.CLOSE:.2f} of module, paired by round (sign test, "
+                  f"{paired.ALPHA:.0%}):", *close]
     t = result["translation"]
     lines += ["", f"translation (ila_ref_xlat, UDP): {t['xlat_ns']['median']:.1f} ns per call; "
               f"route lookup (ip6_route_output): {t['lookup_ns']['median']:.1f} ns; "
@@ -64,6 +70,12 @@ def markdown(result: dict[str, object]) -> str:
                            for r in (w["ratio"][c] for c in cols))
         out.append(f"| {w['name']} | {cells} | "
                    f"{statistics.median(w['rates']['plain/module']):.0f} {w['unit']} |")
+    close = paired.close_rows(result)
+    if close:
+        out += ["", f"Rows where a column's median is within {paired.CLOSE:.2f} of ours, "
+                "compared round by round (the paired difference's sign test at "
+                f"{paired.ALPHA:.0%}; `conformance/ilaconf/bench/paired.py`):", "",
+                *[f"- {line}" for line in close]]
     t = result["translation"]
     out += ["", f"Translation: one `ila_ref_xlat()` of a UDP datagram takes "
             f"{t['xlat_ns']['median']:.0f} ns, one `ip6_route_output()` {t['lookup_ns']['median']:.0f} ns "
