@@ -165,14 +165,19 @@ def build(kdir: Path, src: Path, out: Path, patches: list[Path],
     comma-separated globs), built; with kunit, a mutant of xlat.c also gets
     its KUnit module (ila_kNNNN, CONFIG_KUNIT kernels)."""
     mutants = generate(src)
-    built = write_tree(out, src, mutants, patches, kunit)
+    built = everything = write_tree(out, src, mutants, patches, kunit)
     if only is not None:
         built = [b for b in built if b.id in only]
+        if only and not built:
+            raise MutationError(f"none of the {len(only)} survivors the catalog phase named is a "
+                                f"mutant of today's sources (did the ids change since? ids look "
+                                f"like {', '.join(b.id for b in everything[:3])}): run make "
+                                "mutation again")
     globs = [g.strip() for g in pick.split(",") if g.strip()] or ["*"]
     picked = [b for b in built if any(fnmatch.fnmatch(b.id, g) for g in globs)]
     if not picked:
         raise MutationError(f"MUTANTS={pick} names no mutant; ids look like "
-                            f"{', '.join(b.id for b in built[:3])}")
+                            f"{', '.join(b.id for b in everything[:3])}")
     built = picked
     log = kbuild(kdir, out, ["base"])
     if not (out / "base" / "ila_mbase.ko").exists():
