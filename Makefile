@@ -52,7 +52,8 @@ KDIR        = $(shell $(KBUILD) --dir)
 KDESC       = $(shell $(KBUILD) --describe)
 CFLAGS_GUEST := -static -O2 -Wall -Wextra -Werror -std=gnu11
 CFLAGS_HOST  := -O2 -g -Wall -Wextra -Werror -std=gnu11 -fsanitize=address,undefined
-LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c lib/verbs.c lib/send.c lib/rxtap.c
+LIB_SRC    := lib/csum.c lib/addr.c lib/pkt.c lib/nl.c lib/verbs.c lib/send.c lib/rxtap.c \
+	      lib/leftovers.c
 LIB_HDR    := $(LIB_SRC:.c=.h)
 RUN        := PYTHONPATH=conformance $(PY) -m ilaconf
 

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "leftovers.h"
 #include "verbs.h"
 
 #define LINE_MAX_LEN 4096
@@ -258,10 +259,23 @@ static int cmd_dmesg(verb_line_fn out, void *ctx)
 	return 0;
 }
 
+/* The number of ILA routes and mappings, asked over netlink. */
+static int cmd_leftovers(verb_line_fn out, void *ctx)
+{
+	char line[32];
+	int n = ila_state_left();
+
+	if (n < 0)
+		return failed("leftovers: netlink dump", errno ? errno : EIO, out, ctx);
+	snprintf(line, sizeof(line), "%d", n);
+	out(ctx, line);
+	return 0;
+}
+
 int verb_known(const char *verb)
 {
 	static const char *const verbs[] = {
-		"exec", "insmod", "rmmod", "write", "cat", "mode", "dmesg",
+		"exec", "insmod", "rmmod", "write", "cat", "mode", "dmesg", "leftovers",
 	};
 	size_t i;
 
@@ -288,5 +302,7 @@ int verb_run(const char *verb, char **argv, int timeout_s, verb_line_fn out,
 		return cmd_mode(argv, out, ctx);
 	if (!strcmp(verb, "dmesg"))
 		return cmd_dmesg(out, ctx);
+	if (!strcmp(verb, "leftovers"))
+		return cmd_leftovers(out, ctx);
 	return failed(verb, ENOSYS, out, ctx);
 }

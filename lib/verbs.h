@@ -12,6 +12,7 @@
  *   cat [-n NETNS] FILE     FILE's lines (-n: opened inside NETNS of ip netns add)
  *   mode FILE               its permission bits, in octal
  *   dmesg                   the kernel log since the last dmesg, then cleared
+ *   leftovers               the number of ILA routes and mappings (netlink)
  */
 #ifndef ILA_LIB_VERBS_H
 #define ILA_LIB_VERBS_H

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../lib/leftovers.h"
 #include "../../lib/verbs.h"
 #include "runner.h"
 

@@ -16,7 +16,6 @@
  *   steps.c     running a control-plane case's steps
  *   json.c      the JSON subset check of a control step
  *   commands.c  a case's command lines: the machine's ip, our tools, verbs
- *   leftovers.c ILA routes and mappings a case left behind
  *   main.c      options, columns, TAP
  */
 #ifndef ILA_KSELFTEST_RUNNER_H
@@ -181,8 +180,6 @@ int run_line(const struct ks_env *env, const char *line, int timeout_s, struct s
 const char *which(const char *name, char *buf, size_t len);
 /* ILA routes (and mappings) left in any table; with purge, deleted. */
 int leftover_ila(const struct ks_env *env, int purge, struct strv *left);
-/* How many ILA routes and mappings there are (netlink, no program run); -1 on error. */
-int ila_state_left(void);
 
 /* Whether the JSON text @got holds, for each element of @want, one it is a subset of. */
 int json_subset_holds(const char *want, const char *got, char *why, size_t whylen);
