@@ -84,7 +84,6 @@ export ILA_LEAVE_OUT := $(LEAVE_OUT)
 
 # The in-tree module with kernel/patches/ applied, for the intree+patches column.
 intree-patched: kernel
-	@rm -rf $(OUT)/build/intree-patched && mkdir -p $(OUT)/build/intree-patched/net/ipv6
 	@series=$$(kernel/series.sh) && ko=$$($(KBUILD_MODULE) $(KDIR) $(KDIR)/source/net/ipv6/ila \
 		$(OUT)/build/intree-patched/net/ipv6/ila \
 		--patch-root $(OUT)/build/intree-patched $$series) && \
@@ -101,8 +100,7 @@ OLD_DIR    := $(OUT)/build/intree-$(INTREE_OLD)
 OLD_KO     := $(OLD_DIR)/net/ipv6/ila/ila.ko
 intree-old: kernel
 ifeq ($(KSERIES)$(KSRC),6.1)
-	@series=$$(kernel/series.sh) && src=$$(kernel/fetch-ila.sh $(INTREE_OLD)) && rm -rf $(OLD_DIR) && \
-		mkdir -p $(OLD_DIR)/net/ipv6 && \
+	@series=$$(kernel/series.sh) && src=$$(kernel/fetch-ila.sh $(INTREE_OLD)) && \
 		ko=$$($(KBUILD_MODULE) $(KDIR) $$src $(OLD_DIR)/net/ipv6/ila --patch-root $(OLD_DIR) \
 			$$series) && \
 		echo "intree-old: built $$ko"

@@ -53,6 +53,14 @@ trap 'rm -f "$list"' EXIT
 	done
 } >"$list"
 
+# The same list of the same files gives the same archive: keep the last one.
+key=$({ cat "$list"; sha256sum "$0"; awk '$1 == "file" { print $3 }' "$list" | xargs sha256sum; } |
+	sha256sum | cut -d' ' -f1)
+if [ -e "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$key" ]; then
+	echo "initramfs: $out is up to date" >&2
+	exit 0
+fi
 "$gen" -t 0 "$list" | gzip -n -9 >"$out.tmp"
 mv "$out.tmp" "$out"
+echo "$key" >"$out.key"
 echo "initramfs: $out ($(du -k "$out" | cut -f1) KiB)" >&2
