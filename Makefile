@@ -184,7 +184,11 @@ COLUMN_ARGS = --kernel $(KDIR)/arch/x86/boot/bzImage --initrd $(OUT)/initramfs.c
 	--externals $(OUT)/build/external/list --expect '$(EXPECT)' \
 	--kernel-label '$(word 1,$(KDESC))' --kernel-version '$(word 2,$(KDESC))' \
 	--fixed '$(shell $(KBUILD) --fixed)' $(NO_OLD)
-RUN_ARGS = $(COLUMN_ARGS) --case '$(CASE)' $(if $(filter debug,$(KERNEL)),--detectors)
+# JOBS guests run a run's columns side by side (default: one per CPU; TCG
+# runs each guest on one host thread, and the guest is where a case's time
+# goes). The reports are the same whatever JOBS is.
+JOBS ?= $(shell nproc)
+RUN_ARGS = $(COLUMN_ARGS) --case '$(CASE)' --jobs $(JOBS) $(if $(filter debug,$(KERNEL)),--detectors)
 
 ifneq ($(words $(KVERS)),1)
 # Several kernels: each one's run in its own output directory, then one

@@ -79,15 +79,14 @@ def cmd_run(a: argparse.Namespace) -> int:
                           kernel=a.kernel_label, kernel_version=a.kernel_version)
     scanned: set[str] = set()
 
-    def detectors(session: Session, impl: impls.Impl) -> None:
+    def detectors(session: Session, impl: impls.Impl) -> list[report.Result]:
         # the debug kernel: a kmemleak scan after each column's cases
-        for r in reliability.kmemleak(session, owner=impl.module_name, column=impl.name):
-            rep.add(r)
         scanned.add(impl.name)
+        return list(reliability.kmemleak(session, owner=impl.module_name, column=impl.name))
     for old in (Path(a.out) / "logs").glob("serial-*"):
         old.unlink()  # a stale log of an earlier run must not be scanned
     columns.run_columns(selected, chosen, paths, rep, a.accel, a.bless,
-                       after=detectors if a.detectors else None)
+                        after=detectors if a.detectors else None, jobs=a.jobs)
     if a.detectors:
         for impl in selected:
             if impl.name not in scanned:
@@ -451,6 +450,8 @@ def main() -> int:
     r.add_argument("--deviations", default="conformance/deviations",
                    help="directory of *.toml files of expected deviations")
     r.add_argument("--bless", action="store_true", help="write golden captures from this run")
+    r.add_argument("--jobs", type=int, default=1,
+                   help="guests side by side, the columns shared out among them")
     r.add_argument("--kernel-label", default="", help="the kernel's name in the results (6.12)")
     r.add_argument("--no-column", action="append", default=[],
                    help="a column the build did not make for this kernel")

@@ -1,11 +1,20 @@
-"""The matrix in one boot: every case against every column, loading each
-implementation in turn; a guest that dies is replaced for the next column."""
+"""The matrix: every case against every column, loading each implementation
+in turn; a guest that dies is replaced for the next column.
 
+TCG runs a guest's vCPU on one host thread, and the guest, not the host's
+oracle, is where a case's time goes. So with jobs > 1 the columns are
+shared out among that many guests, side by side, each running its share in
+the order given; the results are reported in column order all the same, so
+the KTAP, JSON and JUnit files do not depend on the number of guests.
+"""
+
+import threading
 from collections.abc import Callable
 
 from ..impls import Impl
 from ..oracle.golden import golden_column
 from ..reports.report import Reporter, Result
+from . import applies
 from .guest import Guest, GuestError
 from .session import Paths, Session, boot
 
@@ -13,50 +22,135 @@ from .session import Paths, Session, boot
 COLUMN_MARK = "ilaconf-column:"
 
 
+class InColumnOrder:
+    """Hands results to the reporter column after column, whichever guest
+    finishes first: a later column's results wait until the earlier ones
+    are complete."""
+
+    def __init__(self, columns: list[Impl], reporter: Reporter) -> None:
+        self.reporter = reporter
+        self.order = [impl.name for impl in columns]
+        self.pending: dict[str, list[Result]] = {name: [] for name in self.order}
+        self.finished: set[str] = set()
+        self.next = 0
+        self.lock = threading.Lock()
+
+    def add(self, column: str, result: Result) -> None:
+        with self.lock:
+            self.pending[column].append(result)
+            self._flush()
+
+    def finish(self, column: str) -> None:
+        with self.lock:
+            self.finished.add(column)
+            self._flush()
+
+    def _flush(self) -> None:
+        while self.next < len(self.order):
+            name = self.order[self.next]
+            for result in self.pending[name]:
+                self.reporter.add(result)
+            self.pending[name] = []
+            if name not in self.finished:
+                return
+            self.next += 1
+
+
+def shares(columns: list[Impl], cases: list, jobs: int) -> list[list[Impl]]:
+    """The columns split into at most jobs shares of about equal work (the
+    cases each column runs, not skips), each share in the given order."""
+    work = {impl.name: sum(not applies.skip_reason(impl, c) for c in cases) for impl in columns}
+    bins: list[list[Impl]] = [[] for _ in range(max(1, min(jobs, len(columns))))]
+    load = [0] * len(bins)
+    for impl in sorted(columns, key=lambda i: -work[i.name]):
+        least = load.index(min(load))
+        bins[least].append(impl)
+        load[least] += work[impl.name] + 1
+    position = {impl.name: n for n, impl in enumerate(columns)}
+    return [sorted(b, key=lambda i: position[i.name]) for b in bins if b]
+
+
 def run_columns(columns: list[Impl], cases: list, paths: Paths, reporter: Reporter, accel: str,
-                bless: bool, after: Callable[["Session", Impl], None] | None = None) -> None:
-    """Every case against every column, in one boot, loading each implementation in turn.
+                bless: bool, after: Callable[["Session", Impl], list[Result]] | None = None,
+                jobs: int = 1) -> None:
+    """Every case against every column, loading each implementation in turn,
+    in jobs guests side by side.
 
     A module that does not load fails its column's cases with the kernel's
     log; a guest that dies fails the case that was running and the rest of
     that column, and the next column boots a fresh guest.
     """
+    ordered = InColumnOrder(columns, reporter)
+    boots = [0]
+    lock = threading.Lock()
+
+    def next_tag() -> str:
+        with lock:
+            boots[0] += 1
+            return str(boots[0])
+
+    groups = shares(columns, cases, jobs)
+    if len(groups) == 1:
+        run_share(groups[0], cases, paths, ordered, accel, bless, after, next_tag)
+        return
+    errors: list[BaseException] = []
+
+    def worker(group: list[Impl]) -> None:
+        try:
+            run_share(group, cases, paths, ordered, accel, bless, after, next_tag)
+        except BaseException as e:  # noqa: BLE001 (re-raised below, in the caller)
+            errors.append(e)
+    threads = [threading.Thread(target=worker, args=(g,), daemon=True) for g in groups]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+def run_share(columns: list[Impl], cases: list, paths: Paths, ordered: InColumnOrder,
+              accel: str, bless: bool, after: Callable[["Session", Impl], list[Result]] | None,
+              next_tag: Callable[[], str]) -> None:
+    """One guest's share of the columns, one after the other."""
     guest: Guest | None = None
     session: Session | None = None
-    boots = 0
     try:
         for impl in columns:
             done, started = 0, False
             try:
                 if guest is None:
-                    boots += 1
-                    guest, session = boot(paths, accel, str(boots))
+                    guest, session = boot(paths, accel, next_tag())
                 why = session.load(impl)
                 if why:
                     head, *kernel = why.splitlines()
                     for i, case in enumerate(cases):
-                        reporter.add(Result(case.id, impl.name, "fail",
-                                            f"not run: {impl.module_path} {head}",
-                                            case.requirements, kernel if i == 0 else []))
+                        ordered.add(impl.name, Result(case.id, impl.name, "fail",
+                                                      f"not run: {impl.module_path} {head}",
+                                                      case.requirements, kernel if i == 0 else []))
                     continue
                 started = True
                 # marks the serial log, so that a detector's report is the column's
                 session.guest.run("write", ["/dev/kmsg", f"{COLUMN_MARK}{impl.name}"])
                 for case in cases:
-                    reporter.add(session.run_case(case, bless and impl.name == golden_column(case)))
+                    ordered.add(impl.name, session.run_case(
+                        case, bless and impl.name == golden_column(case)))
                     done += 1
-                if after:
-                    after(session, impl)
+                for result in after(session, impl) if after else []:
+                    ordered.add(impl.name, result)
             except GuestError as e:
                 detail = str(e).splitlines()
                 where = cases[done].id if started and done < len(cases) else "boot and set-up"
                 for i, case in enumerate(cases[done:]):
-                    reporter.add(Result(case.id, impl.name, "fail",
-                                        f"guest failed during {where}: {detail[0]}" if i == 0
-                                        else f"not run: the guest died during {where}",
-                                        case.requirements, detail[1:] if i == 0 else []))
+                    ordered.add(impl.name, Result(
+                        case.id, impl.name, "fail",
+                        f"guest failed during {where}: {detail[0]}" if i == 0
+                        else f"not run: the guest died during {where}",
+                        case.requirements, detail[1:] if i == 0 else []))
                 guest.close() if guest else None
                 guest = session = None
+            finally:
+                ordered.finish(impl.name)
     finally:
         if guest:
             guest.close()
