@@ -45,6 +45,7 @@ from ipaddress import IPv6Address
 
 from .. import topology
 from ..impls import IMPLS, Impl
+from ..oracle import packets
 from ..running.guest import GuestError
 from ..running.session import Paths, Session, boot, ip_argv
 from . import report as benchreport
@@ -216,9 +217,7 @@ def ones_adjust(csum: int, old: bytes, new: bytes) -> int:
     total = ~csum & 0xFFFF
     for i in range(0, len(old), 2):
         total += (~int.from_bytes(old[i:i + 2], "big") & 0xFFFF) + int.from_bytes(new[i:i + 2], "big")
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF or 0xFFFF  # UDP sends a zero as 0xffff
+    return ~packets.ones_fold(total) & 0xFFFF or 0xFFFF  # UDP sends a zero as 0xffff
 
 
 class Peer:

@@ -131,9 +131,20 @@ def _truncate(spec: dict[str, object], raw: bytes) -> bytes:
     return raw[:4] + plen.to_bytes(2, "big") + raw[6:]
 
 
-def _ones_add(a: int, b: int) -> int:
-    s = a + b
-    return (s & 0xFFFF) + (s >> 16)
+def ones_fold(value: int) -> int:
+    """A sum folded to 16 bits with end-around carries (one's complement)."""
+    while value > 0xFFFF:
+        value = (value & 0xFFFF) + (value >> 16)
+    return value
+
+
+def word_sum(value: int, bits: int = 128) -> int:
+    """The plain sum of value's 16-bit words (an address: 128 bits)."""
+    return sum((value >> s) & 0xFFFF for s in range(0, bits, 16))
+
+
+def ones_add(a: int, b: int) -> int:
+    return ones_fold(a + b)
 
 
 def correct_checksum(spec: dict[str, object], dst: str) -> int:
@@ -158,8 +169,8 @@ def expected_checksum(spec: dict[str, object], new_dst: str) -> int | None:
     sent = int(str(spec["csum"]), 0)
     if proto == 17 and sent == 0:
         return 0
-    error = _ones_add(sent, ~correct_checksum(spec, str(spec["dst"])) & 0xFFFF)
-    value = _ones_add(correct_checksum(spec, new_dst), error)
+    error = ones_add(sent, ~correct_checksum(spec, str(spec["dst"])) & 0xFFFF)
+    value = ones_add(correct_checksum(spec, new_dst), error)
     value = 0 if value == 0xFFFF else value
     return 0xFFFF if proto == 17 and value == 0 else value
 
@@ -205,7 +216,7 @@ def locator_sum(addr: str) -> int:
     b = inet_pton(AF_INET6, addr)[:8]
     total = 0
     for i in range(0, 8, 2):
-        total = _ones_add(total, int.from_bytes(b[i:i + 2], "big"))
+        total = ones_add(total, int.from_bytes(b[i:i + 2], "big"))
     return total
 
 
@@ -215,7 +226,7 @@ def moved(field: int, frm: str, to: str) -> int:
     complement adder yields. An implementation that adjusts by the wrong
     difference is modelled by the pair it uses instead: (new, old) is the
     sign error, (route prefix, new) a difference from the route's locator."""
-    total = _ones_add(_ones_add(~field & 0xFFFF, ~locator_sum(frm) & 0xFFFF), locator_sum(to))
+    total = ones_add(ones_add(~field & 0xFFFF, ~locator_sum(frm) & 0xFFFF), locator_sum(to))
     return ~total & 0xFFFF
 
 
@@ -252,10 +263,10 @@ def neutral_packet(spec: dict[str, object], new_dst: str, c_bit: bool) -> bytes:
     def sum14(b: bytes) -> int:  # every 16-bit word but the last
         total = 0
         for i in range(0, 14, 2):
-            total = _ones_add(total, int.from_bytes(b[i:i + 2], "big"))
+            total = ones_add(total, int.from_bytes(b[i:i + 2], "big"))
         return total
     # sum(old) == sum(new): last_new = sum14(old) + last_old - sum14(new)
-    last = _ones_add(_ones_add(sum14(old), int.from_bytes(old[14:16], "big")), ~sum14(new) & 0xFFFF)
+    last = ones_add(ones_add(sum14(old), int.from_bytes(old[14:16], "big")), ~sum14(new) & 0xFFFF)
     new[14:16] = last.to_bytes(2, "big")
     raw[24:40] = new
     return bytes(raw)

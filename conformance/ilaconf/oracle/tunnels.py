@@ -34,8 +34,8 @@ def partial_adjust(field: int, frm: str, to: str) -> int:
     """A UDP field adjusted as a CHECKSUM_PARTIAL pseudo-header sum is
     (inet_proto_csum_replace_by_diff): the difference of the locators added
     to it, not to its complement; a result of 0 sent as 0xffff."""
-    total = packets._ones_add(packets._ones_add(field, ~packets.locator_sum(frm) & 0xFFFF),
-                              packets.locator_sum(to))
+    total = packets.ones_add(packets.ones_add(field, ~packets.locator_sum(frm) & 0xFFFF),
+                             packets.locator_sum(to))
     return total or 0xFFFF
 
 

@@ -301,12 +301,6 @@ def zero_checksum(spec: dict[str, object], dst: str) -> None:
     spec["payload_hex"] = body.hex()
 
 
-def _fold(value: int) -> int:
-    while value > 0xFFFF:
-        value = (value & 0xFFFF) + (value >> 16)
-    return value
-
-
 def zero_seed(route: FuzzRoute, dst: int, spec: dict[str, object], after: bool) -> int:
     """dst with its last 16 bits chosen so that a socket send's
     CHECKSUM_PARTIAL seed, the pseudo-header's sum (udp6_set_csum()), folds
@@ -319,10 +313,10 @@ def zero_seed(route: FuzzRoute, dst: int, spec: dict[str, object], after: bool) 
         return dst
     length = 8 + len(packets.payload(spec))
     src = int(IPv6Address(str(spec["src"])))
-    words = lambda v: sum((v >> s) & 0xFFFF for s in range(0, 128, 16))  # noqa: E731
+    words = packets.word_sum
     upper = (int(IPv6Address(translated_dst(dst, route.locator))) if after else dst) >> 64
-    rest = _fold(words(src) + words(upper << 64) + words(dst & ((1 << 64) - 1) & ~0xFFFF)
-                 + length + 17)
+    rest = packets.ones_fold(words(src) + words(upper << 64)
+                             + words(dst & ((1 << 64) - 1) & ~0xFFFF) + length + 17)
     value = (dst & ~0xFFFF) | (0xFFFF - rest)
     return dst if _bad(value) else value
 
