@@ -314,17 +314,21 @@ test: deps
 test-steps:
 	@rm -f $(OUT)/lib-tests.ktap $(TEST_OUT)/results.ktap $(TEST_OUT)/junit-check.ktap \
 		$(BASE_OUT)/fuzz/fuzz.ktap $(BASE_OUT)/debug/reliability.ktap $(TEST_AGREEMENT) $(TEST_LAVA)
-	@rc=0; $(MAKE) --no-print-directory lib-test || rc=1; \
+	@rc=0; times=; \
+	step() { local s=$$(date +%s) what=$$1; shift; "$$@" || rc=1; \
+		times="$$times# make test: $$(( $$(date +%s) - s )) s for $$what\n"; }; \
+	step lib-test $(MAKE) --no-print-directory lib-test; \
 	$(if $(TEST_SKIPS),$(RUN) skip --out $(BASE_OUT) --name skip-6.12 --what 6.12/conformance \
 		--why "linux-source-6.12 is not in this machine's apt sources (it is in bookworm-security)";) \
-	$(MAKE) --no-print-directory conformance KVER=$(TEST_KVER) || rc=1; \
-	$(foreach k,$(TEST_KVERS),$(MAKE) --no-print-directory kselftest-run KVER=$(k) \
-		KS_RUNNER_CASE='$(TEST_RUNNER_CASE)' || rc=1;) \
-	$(MAKE) --no-print-directory lava-smoke KVER=$(firstword $(TEST_KVERS)) || rc=1; \
-	$(MAKE) --no-print-directory fuzz N=$(TEST_FUZZ) SEED=$(TEST_SEED) || rc=1; \
-	$(MAKE) --no-print-directory reliability || rc=1; \
-	$(RUN) junit-check $(TEST_OUT)/results.junit.xml $(TEST_OUT)/results.ktap \
-		--out $(TEST_OUT) || rc=1; \
+	step "conformance $(TEST_KVER)" $(MAKE) --no-print-directory conformance KVER=$(TEST_KVER); \
+	$(foreach k,$(TEST_KVERS),step "kselftest-run $(k)" $(MAKE) --no-print-directory \
+		kselftest-run KVER=$(k) KS_RUNNER_CASE='$(TEST_RUNNER_CASE)';) \
+	step lava-smoke $(MAKE) --no-print-directory lava-smoke KVER=$(firstword $(TEST_KVERS)); \
+	step fuzz $(MAKE) --no-print-directory fuzz N=$(TEST_FUZZ) SEED=$(TEST_SEED); \
+	step reliability $(MAKE) --no-print-directory reliability; \
+	step junit-check $(RUN) junit-check $(TEST_OUT)/results.junit.xml $(TEST_OUT)/results.ktap \
+		--out $(TEST_OUT); \
+	printf "$$times"; \
 	echo "# make test: lib unit tests, conformance cases, reliability and the JUnit check:"; \
 	$(RUN) summary $(OUT)/lib-tests.ktap $(TEST_OUT)/results.ktap $(BASE_OUT)/fuzz/fuzz.ktap \
 		$(BASE_OUT)/debug/reliability.ktap $(TEST_OUT)/junit-check.ktap $(TEST_SKIPS) \
