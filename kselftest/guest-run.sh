@@ -10,9 +10,10 @@
 # (run_kselftest.sh -c net/ila), with ours loaded. Everything printed goes
 # to the host on the control port, which parses the TAP.
 #
-# The columns of one module share a load of it. Their packet cases run side
-# by side, one runner per CPU, each in namespaces of its own; the control
-# cases, which load and unload modules, run after them one column at a time.
+# The columns of one module share a load of it. A column's packet cases run
+# side by side, one runner per CPU (--shard K/N: every Nth case), each in
+# namespaces of its own; the control cases, which load and unload modules,
+# run after them one column at a time.
 set -u
 # a line of its own: on a console, the first bytes may follow the firmware's
 # screen reset, and the host's parser reads whole lines
@@ -60,13 +61,45 @@ unload() {
 	done
 }
 
-# run LABEL COLUMN MODULE RIVAL FOLDERS PART: one runner's TAP, into a file
+# run LABEL COLUMN MODULE RIVAL FOLDERS PART [SHARD]: one runner's TAP, into a file
 run() {
 	out=/tmp/ila-kselftest/$1.$6
-	# shellcheck disable=SC2086 # args are words
+	# shellcheck disable=SC2086 # args and the shard option are words
 	ILA_IMPL=$2 ILA_MODULE=$3 ILA_RIVAL_MODULE=$4 \
-		"$collection/ila_conformance" --case "$cases" --folder "$5" $args >"$out" 2>&1
+		"$collection/ila_conformance" --case "$cases" --folder "$5" $args ${7:-} \
+		>"$out" 2>&1
 	echo "ila-kselftest-run: exit $?" >>"$out"
+}
+
+# run_sharded LABEL COLUMN MODULE RIVAL FOLDERS: the column's packet cases,
+# one runner per CPU, into LABEL.packet with one exit line: the first that
+# is not 0 (pass), 4 (all skipped) or 1 (a failure), else 1 if any failed,
+# else 0 unless every part skipped everything.
+run_sharded() {
+	k=0
+	while [ "$k" -lt "$jobs" ]; do
+		run "$1" "$2" "$3" "$4" "$5" "packet.$k" "--shard $k/$jobs" </dev/null &
+		k=$((k + 1))
+	done
+	wait
+	worst= failed= ran=
+	for part in /tmp/ila-kselftest/"$1".packet.*; do
+		rc=$(sed -n 's/^ila-kselftest-run: exit //p' "$part")
+		case $rc in
+		0) ran=1 ;;
+		1) failed=1 ;;
+		4) ;;
+		*) worst=${worst:-$rc} ;;
+		esac
+		grep -v '^ila-kselftest-run: exit ' "$part"
+		rm -f "$part"
+	done >"/tmp/ila-kselftest/$1.packet"
+	if [ -n "$worst" ]; then rc=$worst
+	elif [ -n "$failed" ]; then rc=1
+	elif [ -n "$ran" ]; then rc=0
+	else rc=4
+	fi
+	echo "ila-kselftest-run: exit $rc" >>"/tmp/ila-kselftest/$1.packet"
 }
 
 # print LABEL PART: a finished runner's TAP, under the column's header
@@ -85,16 +118,9 @@ for group in $(cut -d' ' -f3 "$columns" | uniq); do
 		done </tmp/ila-kselftest/group
 		continue
 	fi
-	running=0
 	while read -r label column module name rival; do
-		run "$label" "$column" "$module" "$rival" "$packet" packet </dev/null &
-		running=$((running + 1))
-		if [ "$running" -ge "$jobs" ]; then
-			wait
-			running=0
-		fi
+		run_sharded "$label" "$column" "$module" "$rival" "$packet"
 	done </tmp/ila-kselftest/group
-	wait
 	while read -r label column module name rival; do
 		print "$label" packet
 		# a mutant is killed by its first failure (--stop-on-fail)

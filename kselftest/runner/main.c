@@ -49,6 +49,7 @@ struct options {
 	char *folders, *cases, *impl;
 	const char *module, *rival;
 	int list, stop_on_fail;
+	int shard, shards;	/* --shard K/N: every Nth selected case from the Kth */
 };
 
 void result_set(struct ks_result *r, enum ks_status status, const char *fmt, ...)
@@ -77,7 +78,7 @@ static void usage(int rc)
 	fprintf(rc ? stderr : stdout,
 		"usage: ila_conformance [--folder F,...] [--case GLOB,...] [--impl COLUMNS]\n"
 		"                       [--bundle DIR] [--module PATH] [--rival-module PATH] [--list]\n"
-		"                       [--stop-on-fail]\n");
+		"                       [--stop-on-fail] [--shard K/N]\n");
 	exit(rc);
 }
 
@@ -121,7 +122,7 @@ static int read_cases(const struct options *o, struct ks_case ***out)
 	struct dirent *d, *e;
 	char err[1024], path[2048];
 	DIR *top = opendir(o->bundle), *sub;
-	int i, n = 0;
+	int i, n = 0, matched = 0;
 
 	if (!top) {
 		fprintf(stderr, "ila_conformance: %s: %s (make kselftest writes the bundle)\n",
@@ -157,7 +158,7 @@ static int read_cases(const struct options *o, struct ks_case ***out)
 			fprintf(stderr, "ila_conformance: %s\n", err);
 			exit(1);
 		}
-		if (listed(o->cases, c->id, 1))
+		if (listed(o->cases, c->id, 1) && matched++ % o->shards == o->shard)
 			cases[n++] = c;
 	}
 	strv_free(&files);
@@ -318,11 +319,13 @@ static void parse(int argc, char **argv, struct options *o)
 		{ "rival-module", required_argument, NULL, 'r' },
 		{ "list", no_argument, NULL, 'l' },
 		{ "stop-on-fail", no_argument, NULL, 'x' },
+		{ "shard", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	char self[1024];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char extra;
 	int opt;
 
 	memset(o, 0, sizeof(*o));
@@ -333,7 +336,8 @@ static void parse(int argc, char **argv, struct options *o)
 	o->cases = getenv("ILA_CASE");
 	o->module = getenv("ILA_MODULE");
 	o->rival = getenv("ILA_RIVAL_MODULE");
-	while ((opt = getopt_long(argc, argv, "b:f:c:i:m:r:lxh", longopts, NULL)) != -1) {
+	o->shards = 1;
+	while ((opt = getopt_long(argc, argv, "b:f:c:i:m:r:lxs:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
 			snprintf(o->bundle, sizeof(o->bundle), "%s", optarg);
@@ -358,6 +362,15 @@ static void parse(int argc, char **argv, struct options *o)
 			break;
 		case 'x':
 			o->stop_on_fail = 1;
+			break;
+		case 's':
+			/* the runs of one column side by side, one per CPU */
+			if (sscanf(optarg, "%d/%d%c", &o->shard, &o->shards, &extra) != 2 ||
+			    o->shards < 1 || o->shard < 0 || o->shard >= o->shards) {
+				fprintf(stderr, "ila_conformance: --shard %s: want K/N, 0 <= K < N\n",
+					optarg);
+				exit(2);
+			}
 			break;
 		case 'h':
 			usage(0);

@@ -19,6 +19,7 @@ import os
 import sys
 import tarfile
 import tempfile
+import threading
 from pathlib import Path
 
 from .. import impls
@@ -185,6 +186,58 @@ def run_guest(a: argparse.Namespace, columns: list[qemu.Column], ours: qemu.Colu
     return qemu.boot(Path(a.kernel), initrd, Path(a.out), a.accel, a.timeout, a.cpus)
 
 
+def shares(columns: list[qemu.Column], guests: int, work: dict[str, int]) -> list[list[qemu.Column]]:
+    """The columns in at most guests shares of about equal work (the cases a
+    column runs in make conformance's results; 1 each without them)."""
+    bins: list[list[qemu.Column]] = [[] for _ in range(max(1, min(guests, len(columns))))]
+    load = [0] * len(bins)
+    for c in sorted(columns, key=lambda c: -work.get(c.name, 1)):
+        least = load.index(min(load))
+        bins[least].append(c)
+        load[least] += work.get(c.name, 1) + 1
+    position = {c.name: n for n, c in enumerate(columns)}
+    return [sorted(b, key=lambda c: position[c.name]) for b in bins if b]
+
+
+def run_guests(a: argparse.Namespace, columns: list[qemu.Column], ours: qemu.Column,
+               runners: list[qemu.Runner]) -> Path:
+    """Guests side by side, each booting the collection with its share of
+    the columns (the first also runs the kernel trees' runners): the
+    catalog's guest is uniprocessor, so a second CPU needs a second guest.
+    Their TAP logs, in share order, make out/tap.log, as one guest's would."""
+    work: dict[str, int] = {}
+    if a.conformance and Path(a.conformance).exists():
+        for r in json.loads(Path(a.conformance).read_text()):
+            work[r["impl"]] = work.get(r["impl"], 0) + (r["status"] != "skip")
+    groups = shares(columns, a.guests, work)
+    if len(groups) == 1:
+        return run_guest(a, columns, ours, runners, "")
+    out = Path(a.out)
+    errors: list[BaseException] = []
+
+    def one(k: int) -> None:
+        sub = out / f"guest-{k + 1}"
+        try:
+            initrd = build_initrd(a, groups[k], ours, runners if k == 0 else [], "", sub)
+            qemu.boot(Path(a.kernel), initrd, sub, a.accel, a.timeout, a.cpus)
+        except BaseException as e:  # noqa: BLE001 (re-raised below, in the caller)
+            errors.append(e)
+    threads = [threading.Thread(target=one, args=(k,), daemon=True) for k in range(len(groups))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for name in ("tap.log", "serial.log"):
+        with open(out / name, "w") as joined:
+            for k in range(len(groups)):
+                part = out / f"guest-{k + 1}" / name
+                if part.exists():
+                    joined.write(part.read_text(errors="replace"))
+    if errors:
+        raise errors[0]
+    return out / "tap.log"
+
+
 def build_initrd(a: argparse.Namespace, columns: list[qemu.Column], ours: qemu.Column,
                  runners: list[qemu.Runner], args: str, out: Path) -> Path:
     """The harness's initramfs with the collection, its columns and runners."""
@@ -214,8 +267,10 @@ def main() -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--accel", default="tcg")
     p.add_argument("--timeout", type=float, default=3600)
-    p.add_argument("--cpus", type=int, default=min(2, os.cpu_count() or 1),
-                   help="the guest's vCPUs: columns of one module run side by side")
+    p.add_argument("--cpus", type=int, default=1,
+                   help="each guest's vCPUs: a column's cases run side by side (an SMP kernel)")
+    p.add_argument("--guests", type=int, default=os.cpu_count() or 1,
+                   help="guests side by side, the columns shared out among them")
     p.add_argument("--impl", default="all", help="the columns, as make conformance's IMPL=")
     p.add_argument("--no-column", action="append", default=[], help="a column not built here")
     p.add_argument("--runner", action="append", default=[], help="LABEL=SELFTESTS_DIR")
@@ -252,7 +307,7 @@ def main() -> int:
             by_mutant = run_mutants(a, columns)
             log = Path(a.out) / "tap.log"
         else:
-            log = Path(a.tap_log) if a.tap_log else run_guest(a, columns, ours, runners, "")
+            log = Path(a.tap_log) if a.tap_log else run_guests(a, columns, ours, runners)
     except (qemu.RunError, OSError) as e:
         print(f"kselftest-run: {e}", file=sys.stderr)
         rep = report.Reporter(out, 1, name="agreement", kernel=a.kernel_label,
@@ -268,8 +323,10 @@ def main() -> int:
     # every verdict of the direct runs, as make conformance reports them
     rep = report.Reporter(out, None, name="results", kernel=a.kernel_label,
                           kernel_version=a.kernel_version)
+    # in the bundle's order, however the guest shared a column's cases out
+    order = {name: n for n, name in enumerate(names)}
     for s in (s for s in sections if s.kind == "column"):
-        for name, v in s.verdicts.items():
+        for name, v in sorted(s.verdicts.items(), key=lambda kv: order.get(kv[0], len(order))):
             case, impl = names.get(name, (name, s.label))
             rep.add(report.Result(case, impl, v.status, v.detail, [], v.diagnostics))
     rep.finish()
