@@ -326,7 +326,7 @@ test-steps:
 	step lava-smoke $(MAKE) --no-print-directory lava-smoke KVER=$(firstword $(TEST_KVERS)); \
 	step fuzz $(MAKE) --no-print-directory fuzz N=$(TEST_FUZZ) SEED=$(TEST_SEED); \
 	step reliability $(MAKE) --no-print-directory reliability; \
-	step junit-check $(RUN) junit-check $(TEST_OUT)/results.junit.xml $(TEST_OUT)/results.ktap \
+	step junit-check env $(RUN) junit-check $(TEST_OUT)/results.junit.xml $(TEST_OUT)/results.ktap \
 		--out $(TEST_OUT); \
 	printf "$$times"; \
 	echo "# make test: lib unit tests, conformance cases, reliability and the JUnit check:"; \
