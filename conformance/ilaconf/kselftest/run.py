@@ -19,10 +19,9 @@ import os
 import sys
 import tarfile
 import tempfile
-import threading
 from pathlib import Path
 
-from .. import impls
+from .. import impls, side_by_side
 from ..reports import report
 from . import qemu, results
 
@@ -186,19 +185,6 @@ def run_guest(a: argparse.Namespace, columns: list[qemu.Column], ours: qemu.Colu
     return qemu.boot(Path(a.kernel), initrd, Path(a.out), a.accel, a.timeout, a.cpus)
 
 
-def shares(columns: list[qemu.Column], guests: int, work: dict[str, int]) -> list[list[qemu.Column]]:
-    """The columns in at most guests shares of about equal work (the cases a
-    column runs in make conformance's results; 1 each without them)."""
-    bins: list[list[qemu.Column]] = [[] for _ in range(max(1, min(guests, len(columns))))]
-    load = [0] * len(bins)
-    for c in sorted(columns, key=lambda c: -work.get(c.name, 1)):
-        least = load.index(min(load))
-        bins[least].append(c)
-        load[least] += work.get(c.name, 1) + 1
-    position = {c.name: n for n, c in enumerate(columns)}
-    return [sorted(b, key=lambda c: position[c.name]) for b in bins if b]
-
-
 def run_guests(a: argparse.Namespace, columns: list[qemu.Column], ours: qemu.Column,
                runners: list[qemu.Runner]) -> Path:
     """Guests side by side, each booting the collection with its share of
@@ -209,32 +195,25 @@ def run_guests(a: argparse.Namespace, columns: list[qemu.Column], ours: qemu.Col
     if a.conformance and Path(a.conformance).exists():
         for r in json.loads(Path(a.conformance).read_text()):
             work[r["impl"]] = work.get(r["impl"], 0) + (r["status"] != "skip")
-    groups = shares(columns, a.guests, work)
+    # the work of a column: the cases it ran in make conformance (1 without)
+    groups = side_by_side.balance(columns, a.guests, lambda c: work.get(c.name, 1))
     if len(groups) == 1:
         return run_guest(a, columns, ours, runners, "")
     out = Path(a.out)
-    errors: list[BaseException] = []
 
     def one(k: int) -> None:
         sub = out / f"guest-{k + 1}"
-        try:
-            initrd = build_initrd(a, groups[k], ours, runners if k == 0 else [], "", sub)
-            qemu.boot(Path(a.kernel), initrd, sub, a.accel, a.timeout, a.cpus)
-        except BaseException as e:  # noqa: BLE001 (re-raised below, in the caller)
-            errors.append(e)
-    threads = [threading.Thread(target=one, args=(k,), daemon=True) for k in range(len(groups))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for name in ("tap.log", "serial.log"):
-        with open(out / name, "w") as joined:
-            for k in range(len(groups)):
-                part = out / f"guest-{k + 1}" / name
-                if part.exists():
-                    joined.write(part.read_text(errors="replace"))
-    if errors:
-        raise errors[0]
+        initrd = build_initrd(a, groups[k], ours, runners if k == 0 else [], "", sub)
+        qemu.boot(Path(a.kernel), initrd, sub, a.accel, a.timeout, a.cpus)
+    try:
+        side_by_side.run_all([lambda k=k: one(k) for k in range(len(groups))])
+    finally:
+        for name in ("tap.log", "serial.log"):
+            with open(out / name, "w") as joined:
+                for k in range(len(groups)):
+                    part = out / f"guest-{k + 1}" / name
+                    if part.exists():
+                        joined.write(part.read_text(errors="replace"))
     return out / "tap.log"
 
 

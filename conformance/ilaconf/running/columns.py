@@ -11,6 +11,7 @@ the KTAP, JSON and JUnit files do not depend on the number of guests.
 import threading
 from collections.abc import Callable
 
+from .. import side_by_side
 from ..impls import Impl
 from ..oracle.golden import golden_column
 from ..reports.report import Reporter, Result
@@ -60,14 +61,7 @@ def shares(columns: list[Impl], cases: list, jobs: int) -> list[list[Impl]]:
     """The columns split into at most jobs shares of about equal work (the
     cases each column runs, not skips), each share in the given order."""
     work = {impl.name: sum(not applies.skip_reason(impl, c) for c in cases) for impl in columns}
-    bins: list[list[Impl]] = [[] for _ in range(max(1, min(jobs, len(columns))))]
-    load = [0] * len(bins)
-    for impl in sorted(columns, key=lambda i: -work[i.name]):
-        least = load.index(min(load))
-        bins[least].append(impl)
-        load[least] += work[impl.name] + 1
-    position = {impl.name: n for n, impl in enumerate(columns)}
-    return [sorted(b, key=lambda i: position[i.name]) for b in bins if b]
+    return side_by_side.balance(columns, jobs, lambda impl: work[impl.name])
 
 
 def run_columns(columns: list[Impl], cases: list, paths: Paths, reporter: Reporter, accel: str,
@@ -93,20 +87,9 @@ def run_columns(columns: list[Impl], cases: list, paths: Paths, reporter: Report
     if len(groups) == 1:
         run_share(groups[0], cases, paths, ordered, accel, bless, after, next_tag)
         return
-    errors: list[BaseException] = []
-
-    def worker(group: list[Impl]) -> None:
-        try:
-            run_share(group, cases, paths, ordered, accel, bless, after, next_tag)
-        except BaseException as e:  # noqa: BLE001 (re-raised below, in the caller)
-            errors.append(e)
-    threads = [threading.Thread(target=worker, args=(g,), daemon=True) for g in groups]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+    side_by_side.run_all([
+        lambda g=g: run_share(g, cases, paths, ordered, accel, bless, after, next_tag)
+        for g in groups])
 
 
 def run_share(columns: list[Impl], cases: list, paths: Paths, ordered: InColumnOrder,
