@@ -158,7 +158,7 @@ static bool ila_ref_early_allowed(struct net *net, struct ila_ref_early *e)
 	if ((verdict & ~1UL) == gen)
 		return verdict & 1;
 	sir = e->dst;
-	*(__be64 *)&sir = ila_ref_early_params(e)->locator;
+	ila_ref_xlat_addr(&sir, ila_ref_early_params(e));
 	ok = ila_ref_lookup_by_dst(net) &&
 	     ila_ref_local_route(net, &e->dst, e->lwt) &&
 	     ila_ref_local_route(net, &sir, NULL);

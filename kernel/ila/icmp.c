@@ -32,6 +32,7 @@ struct ila_ref_rmap {
 	struct rcu_head rcu;
 	__be64 locator;		/* what the route writes */
 	__be64 sir;		/* the upper 64 bits of its destination */
+	u8 csum_mode;		/* how it writes it */
 	unsigned int routes;	/* the routes that share it, under the lock */
 };
 
@@ -63,7 +64,7 @@ int ila_ref_rmap_add(struct net *net, struct ila_ref_params *p,
 	spin_lock_bh(&ila_ref_rmap_lock);
 	hash_for_each_possible(ila_ref_rmaps, e, h.node, key) {
 		if (e->locator == p->locator && e->sir == sir &&
-		    net_eq(read_pnet(&e->h.net), net))
+		    e->csum_mode == p->csum_mode && net_eq(read_pnet(&e->h.net), net))
 			break;
 	}
 	if (!e) {
@@ -72,6 +73,7 @@ int ila_ref_rmap_add(struct net *net, struct ila_ref_params *p,
 		write_pnet(&e->h.net, net);
 		e->locator = p->locator;
 		e->sir = sir;
+		e->csum_mode = p->csum_mode;
 		hash_add_rcu(ila_ref_rmaps, &e->h.node, key);
 		atomic_inc(&ila_ref_rmap_count);
 	}
@@ -108,35 +110,52 @@ unsigned int ila_ref_rmap_entries(const struct net *net)
 	return ila_ref_hash_entries(ila_ref_rmaps, HASH_SIZE(ila_ref_rmaps), net);
 }
 
-/* Does the route for @sir write @locator? */
-static bool ila_ref_routes_to(struct net *net, const struct in6_addr *sir, __be64 locator)
+/* Does the route for @sir translate it to @ila, as the entry @e says? */
+static bool ila_ref_routes_to(struct net *net, const struct in6_addr *sir,
+			      const struct in6_addr *ila, const struct ila_ref_rmap *e)
 {
 	struct flowi6 fl6 = { .daddr = *sir };
 	struct dst_entry *dst = ip6_route_output(net, NULL, &fl6);
 	struct lwtunnel_state *lwt = dst->lwtstate;
-	bool ours = !dst->error && lwt && lwt->type == LWTUNNEL_ENCAP_ILA &&
-		    ((struct ila_ref_params *)lwt->data)->locator == locator;
+	const struct ila_ref_params *p;
+	struct in6_addr to = *sir;
+	bool ours = false;
 
+	if (!dst->error && lwt && lwt->type == LWTUNNEL_ENCAP_ILA) {
+		p = (const struct ila_ref_params *)lwt->data;
+		ours = p->locator == e->locator && p->csum_mode == e->csum_mode;
+		if (ours) {
+			ila_ref_xlat_addr(&to, p);
+			ours = ipv6_addr_equal(&to, ila);
+		}
+	}
 	dst_release(dst);
 	return ours;
 }
 
-/* The SIR address that the ILA address @ila was translated from, if any. */
-static bool ila_ref_sir_of(struct net *net, const struct in6_addr *ila,
-			   struct in6_addr *sir)
+/*
+ * The SIR address that the ILA address @ila was translated from, if any,
+ * and its entry: the route's translation undone (a neutral mapping's
+ * identifier too), taken only if the route for it gives @ila back.
+ */
+static const struct ila_ref_rmap *
+ila_ref_sir_of(struct net *net, const struct in6_addr *ila, struct in6_addr *sir)
 {
 	__be64 locator = *(const __be64 *)ila;
+	struct ila_ref_params back = { };
 	struct ila_ref_rmap *e;
 
 	hash_for_each_possible_rcu(ila_ref_rmaps, e, h.node, ila_ref_rmap_key(net, locator)) {
 		if (e->locator != locator || !net_eq(read_pnet(&e->h.net), net))
 			continue;
 		*sir = *ila;
-		*(__be64 *)sir = e->sir;
-		if (ila_ref_routes_to(net, sir, locator))
-			return true;
+		ila_ref_params_init(&back, e->sir);
+		back.csum_mode = e->csum_mode;
+		ila_ref_xlat_addr(sir, &back);
+		if (ila_ref_routes_to(net, sir, ila, e))
+			return e;
 	}
-	return false;
+	return NULL;
 }
 
 /* A checksum field moved by @diff, as data (the quote is no skb of its own). */
@@ -154,10 +173,10 @@ static bool ila_ref_icmp_error(struct net *net, struct sk_buff *skb)
 	int off = skb_network_offset(skb) + sizeof(struct ipv6hdr), qoff, csum_off;
 	u8 nexthdr = ipv6_hdr(skb)->nexthdr, qnexthdr, proto = 0;
 	struct in6_addr qbuf, *qdst, sir;
+	const struct ila_ref_rmap *e;
 	struct icmp6hdr ibuf, *ih;
 	__sum16 old = 0, new = 0;
 	__wsum diff, delta;
-	__be64 *locator;
 	__be16 frag_off;
 	u8 *qnh, nhbuf;
 
@@ -171,19 +190,24 @@ static bool ila_ref_icmp_error(struct net *net, struct sk_buff *skb)
 	/* A quote too short to hold the destination is left as it is. */
 	qdst = skb_header_pointer(skb, qoff + offsetof(struct ipv6hdr, daddr),
 				  sizeof(qbuf), &qbuf);
-	if (!qdst || !ila_ref_sir_of(net, qdst, &sir))
+	if (!qdst)
+		return false;
+	e = ila_ref_sir_of(net, qdst, &sir);
+	if (!e)
 		return false;
 	qnh = skb_header_pointer(skb, qoff + offsetof(struct ipv6hdr, nexthdr),
 				 sizeof(nhbuf), &nhbuf);
 	qnexthdr = *qnh;
-	csum_off = ila_ref_quote_csum_offset(skb, qoff, qnexthdr, &proto);
+	/* Only adj-transport changed the quoted packet's own checksum. */
+	csum_off = e->csum_mode != ILA_CSUM_ADJUST_TRANSPORT ? -1 :
+		   ila_ref_quote_csum_offset(skb, qoff, qnexthdr, &proto);
 	if (skb_ensure_writable(skb, max_t(int, csum_off + sizeof(__sum16),
 					   qoff + sizeof(struct ipv6hdr))))
 		return false;
 
-	locator = (__be64 *)(skb->data + qoff + offsetof(struct ipv6hdr, daddr));
-	diff = csum_sub(ila_ref_sum64((const __be64 *)&sir), ila_ref_sum64(locator));
-	*locator = *(__be64 *)&sir;
+	qdst = (struct in6_addr *)(skb->data + qoff + offsetof(struct ipv6hdr, daddr));
+	diff = csum_sub(csum_partial(&sir, sizeof(sir), 0), csum_partial(qdst, sizeof(*qdst), 0));
+	*qdst = sir;
 	delta = diff;
 	if (csum_off >= 0) {
 		__sum16 *field = (__sum16 *)(skb->data + csum_off);

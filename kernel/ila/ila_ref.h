@@ -13,11 +13,13 @@
 #include <linux/types.h>
 #include <net/checksum.h>
 #include <net/net_namespace.h>
+#include <uapi/linux/ila.h>
 
 /* What happened to one packet; each outcome has a per-netns counter. */
 enum ila_ref_outcome {
 	ILA_REF_XLAT_CSUM,	/* locator written, L4 checksum adjusted */
 	ILA_REF_XLAT_NOCSUM,	/* locator written, no checksum to adjust */
+	ILA_REF_XLAT_NEUTRAL,	/* locator written, the identifier absorbed it */
 	ILA_REF_XLAT_NOOP,	/* destination already had the locator */
 	ILA_REF_ICMP_ERROR,	/* an ICMPv6 error's quote translated back */
 	ILA_REF_DROP_NOT_IPV6,	/* not an IPv6 packet (IPv4 route) */
@@ -47,6 +49,7 @@ struct ila_ref_hentry {
 struct ila_ref_params {
 	__be64 locator;
 	__wsum locator_sum;		/* its one's complement sum */
+	u8 csum_mode;			/* ILA_CSUM_*, adj-transport by default */
 	struct ila_ref_rmap *rmap;	/* its ICMP errors' way back, or NULL */
 	struct ila_ref_early *early;	/* its input before the lookup, or NULL */
 	/*
@@ -70,7 +73,14 @@ static inline __wsum ila_ref_sum64(const __be64 *v)
 	return csum_add((__force __wsum)w[0], (__force __wsum)w[1]);
 }
 
+/*
+ * The C-bit of draft-herbert-intarea-ila's identifier format, after its
+ * 3-bit type: set while an address carries a checksum-neutral adjustment.
+ */
+#define ILA_REF_C_BIT 0x1000	/* in the address's fifth 16-bit word */
+
 void ila_ref_params_init(struct ila_ref_params *p, __be64 locator);
+__wsum ila_ref_xlat_addr(struct in6_addr *addr, const struct ila_ref_params *p);
 enum ila_ref_outcome ila_ref_xlat(struct sk_buff *skb,
 				  const struct ila_ref_params *p);
 /*

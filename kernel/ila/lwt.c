@@ -19,24 +19,55 @@ static struct ila_ref_params *ila_ref_params(struct lwtunnel_state *lwt)
 }
 
 /*
- * Only the locator is implemented. The other attributes of the uapi belong
- * to the in-tree module's options; refusing them by name tells a user which
- * feature is missing instead of silently ignoring it.
+ * The locator and the checksum mode are implemented. ident-type and
+ * hook-type are accepted only where they say what ours does anyway; the
+ * other attributes of the uapi belong to the mapping table. Refusing them by
+ * name tells a user which feature is missing instead of silently ignoring it.
  */
 #define ILA_REF_REJECT(msg) { .type = NLA_REJECT, .reject_message = (msg) }
 #define ILA_REF_NOT_IN_ROUTE ILA_REF_REJECT("ila_ref: attribute not valid in a route")
 
 static const struct nla_policy ila_ref_nl_policy[ILA_ATTR_MAX + 1] = {
 	[ILA_ATTR_LOCATOR] = { .type = NLA_U64 },
-	[ILA_ATTR_CSUM_MODE] = ILA_REF_REJECT("ila_ref: csum-mode is not supported (checksums are always adjusted)"),
-	[ILA_ATTR_IDENT_TYPE] = ILA_REF_REJECT("ila_ref: ident-type is not supported (any identifier is accepted)"),
-	[ILA_ATTR_HOOK_TYPE] = ILA_REF_REJECT("ila_ref: hook-type is not supported (output and local input are both hooked)"),
+	[ILA_ATTR_CSUM_MODE] = NLA_POLICY_MAX(NLA_U8, ILA_CSUM_NEUTRAL_MAP_AUTO),
+	[ILA_ATTR_IDENT_TYPE] = { .type = NLA_U8 },
+	[ILA_ATTR_HOOK_TYPE] = { .type = NLA_U8 },
 	[ILA_ATTR_IDENTIFIER] = ILA_REF_NOT_IN_ROUTE,
 	[ILA_ATTR_LOCATOR_MATCH] = ILA_REF_NOT_IN_ROUTE,
 	[ILA_ATTR_IFINDEX] = ILA_REF_NOT_IN_ROUTE,
 	[ILA_ATTR_DIR] = ILA_REF_NOT_IN_ROUTE,
 	[ILA_ATTR_PAD] = ILA_REF_NOT_IN_ROUTE,
 };
+
+/*
+ * ident-type and hook-type, as the in-tree module's users write them: ours
+ * reads no identifier type (an identifier is opaque, but for the C-bit of
+ * csum-mode neutral-map), and translates a local route's input and any
+ * other route's output. Either is accepted when it says just that.
+ */
+static int ila_ref_check_options(struct nlattr **tb, bool local,
+				 struct netlink_ext_ack *extack)
+{
+	if (tb[ILA_ATTR_IDENT_TYPE] &&
+	    nla_get_u8(tb[ILA_ATTR_IDENT_TYPE]) != ILA_ATYPE_LUID) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[ILA_ATTR_IDENT_TYPE],
+				    "ila_ref: only ident-type luid is supported (the identifier is not typed)");
+		return -EINVAL;
+	}
+	if (!tb[ILA_ATTR_HOOK_TYPE])
+		return 0;
+	if (local && nla_get_u8(tb[ILA_ATTR_HOOK_TYPE]) != ILA_HOOK_ROUTE_INPUT) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[ILA_ATTR_HOOK_TYPE],
+				    "ila_ref: a local route translates on input (hook-type input)");
+		return -EINVAL;
+	}
+	if (!local && nla_get_u8(tb[ILA_ATTR_HOOK_TYPE]) != ILA_HOOK_ROUTE_OUTPUT) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[ILA_ATTR_HOOK_TYPE],
+				    "ila_ref: a route translates on output (hook-type output); local routes on input");
+		return -EINVAL;
+	}
+	return 0;
+}
 
 /*
  * The generic parser keeps the last of repeated attributes. Two locators
@@ -84,6 +115,10 @@ static int ila_ref_build_state(struct net *net, struct nlattr *nla,
 		NL_SET_ERR_MSG_ATTR(extack, nla, "ila_ref: locator (ILA_ATTR_LOCATOR) is required");
 		return -EINVAL;
 	}
+	err = ila_ref_check_options(tb, family == AF_INET6 && cfg6->fc_type == RTN_LOCAL,
+				    extack);
+	if (err < 0)
+		return err;
 
 	/*
 	 * Either family is accepted, as in the original ILA module: packets
@@ -100,6 +135,8 @@ static int ila_ref_build_state(struct net *net, struct nlattr *nla,
 	ila_ref_params_init(ila_ref_params(lwt),
 			    (__force __be64)nla_get_u64(tb[ILA_ATTR_LOCATOR]));
 	ila_ref_params(lwt)->counters = ila_ref_counters(net);
+	if (tb[ILA_ATTR_CSUM_MODE])
+		ila_ref_params(lwt)->csum_mode = nla_get_u8(tb[ILA_ATTR_CSUM_MODE]);
 
 	/* An output route's ICMPv6 errors find their way back through it. */
 	if (family == AF_INET6 && cfg6->fc_type != RTN_LOCAL)
@@ -181,6 +218,12 @@ static int ila_ref_input(struct sk_buff *skb)
 	return lwt->orig_input(skb);
 }
 
+/* A dump shows the checksum mode only where it is not the default. */
+static bool ila_ref_csum_mode_shown(struct lwtunnel_state *lwt)
+{
+	return ila_ref_params(lwt)->csum_mode != ILA_CSUM_ADJUST_TRANSPORT;
+}
+
 static int ila_ref_fill_encap(struct sk_buff *skb, struct lwtunnel_state *lwt)
 {
 	/* A u64 attribute must be padded to 8-byte alignment for userspace. */
@@ -188,18 +231,23 @@ static int ila_ref_fill_encap(struct sk_buff *skb, struct lwtunnel_state *lwt)
 			      (__force u64)ila_ref_params(lwt)->locator,
 			      ILA_ATTR_PAD))
 		return -EMSGSIZE;
+	if (ila_ref_csum_mode_shown(lwt) &&
+	    nla_put_u8(skb, ILA_ATTR_CSUM_MODE, ila_ref_params(lwt)->csum_mode))
+		return -EMSGSIZE;
 	return 0;
 }
 
 static int ila_ref_encap_size(struct lwtunnel_state *lwt)
 {
 	/* What ila_ref_fill_encap() puts, so that dumps are sized right. */
-	return nla_total_size_64bit(sizeof(u64));
+	return nla_total_size_64bit(sizeof(u64)) +
+	       (ila_ref_csum_mode_shown(lwt) ? nla_total_size(sizeof(u8)) : 0);
 }
 
 static int ila_ref_cmp_encap(struct lwtunnel_state *a, struct lwtunnel_state *b)
 {
-	return ila_ref_params(a)->locator != ila_ref_params(b)->locator;
+	return ila_ref_params(a)->locator != ila_ref_params(b)->locator ||
+	       ila_ref_params(a)->csum_mode != ila_ref_params(b)->csum_mode;
 }
 
 static const struct lwtunnel_encap_ops ila_ref_encap_ops = {

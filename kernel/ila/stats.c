@@ -23,6 +23,7 @@ static unsigned int ila_ref_net_id __read_mostly;
 static const char *const ila_ref_counter_names[ILA_REF_COUNTER_MAX] = {
 	[ILA_REF_XLAT_CSUM]	= "translated_csum_adjusted",
 	[ILA_REF_XLAT_NOCSUM]	= "translated_csum_untouched",
+	[ILA_REF_XLAT_NEUTRAL]	= "translated_csum_neutral",
 	[ILA_REF_XLAT_NOOP]	= "translated_noop",
 	[ILA_REF_ICMP_ERROR]	= "icmp_error_translated",
 	[ILA_REF_DROP_NOT_IPV6]	= "dropped_not_ipv6",

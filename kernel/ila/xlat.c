@@ -13,6 +13,12 @@
  *
  * The common packet, a transport header right after the IPv6 header in a
  * private linear head, takes no walk and no call to make it writable.
+ *
+ * A route may instead map checksum-neutrally (csum-mode neutral-map or
+ * neutral-map-auto, draft-herbert-intarea-ila): the identifier's last 16
+ * bits absorb the locator's change, the address's sum stays what it was,
+ * and no checksum is touched. Or it may leave checksums alone (no-action),
+ * for a receiver that translates back before it verifies them.
  */
 #include <linux/icmpv6.h>
 #include <linux/ipv6.h>
@@ -27,6 +33,53 @@ void ila_ref_params_init(struct ila_ref_params *p, __be64 locator)
 {
 	p->locator = locator;
 	p->locator_sum = ila_ref_sum64(&p->locator);
+}
+
+/*
+ * @word less @diff in one's complement, for the identifier's last 16 bits.
+ * A zero result is written 0x0000, not 0xffff as csum_fold() has it, so
+ * that an identifier ending in zero, as most do, comes back exactly from a
+ * round trip; the two forms have the same sum, and only one can come back.
+ */
+static __be16 ila_ref_absorb(__be16 word, __wsum diff)
+{
+	u16 v = (__force u16)~csum_fold(csum_sub(csum_unfold((__force __sum16)word), diff));
+
+	return (__force __be16)(v == 0xffff ? 0 : v);
+}
+
+/**
+ * ila_ref_xlat_addr - write a route's locator into an address
+ * @addr: the address, in the packet or a copy
+ * @p: the route's parameters
+ *
+ * For the checksum-neutral modes the identifier's last 16 bits absorb the
+ * change. neutral-map also flips the C-bit and absorbs that too: it sets the
+ * bit on the way to a locator and clears it on the way back, so that a round
+ * trip gives back the address it began with, whichever way a route points.
+ *
+ * Return: what the address's one's complement sum moved by (0 when neutral).
+ */
+__wsum ila_ref_xlat_addr(struct in6_addr *addr, const struct ila_ref_params *p)
+{
+	__be64 *locator = (__be64 *)addr;
+	__wsum diff = csum_sub(p->locator_sum, ila_ref_sum64(locator));
+	__be16 *word = &addr->s6_addr16[4];
+
+	*locator = p->locator;
+	if (p->csum_mode != ILA_CSUM_NEUTRAL_MAP &&
+	    p->csum_mode != ILA_CSUM_NEUTRAL_MAP_AUTO)
+		return diff;
+	if (p->csum_mode == ILA_CSUM_NEUTRAL_MAP) {
+		__be16 old = *word;
+
+		*word ^= htons(ILA_REF_C_BIT);
+		diff = csum_add(diff, csum_sub(csum_unfold((__force __sum16)*word),
+					       csum_unfold((__force __sum16)old)));
+	}
+	/* the sum is back where it was */
+	addr->s6_addr16[7] = ila_ref_absorb(addr->s6_addr16[7], diff);
+	return 0;
 }
 
 /* Offset of the checksum field in the transport header, or -1 for none. */
@@ -192,9 +245,8 @@ enum ila_ref_outcome ila_ref_xlat(struct sk_buff *skb,
 	int nhoff = skb_network_offset(skb);
 	int daddr_off = nhoff + offsetof(struct ipv6hdr, daddr);
 	enum ila_ref_outcome outcome = ILA_REF_XLAT_NOCSUM;
+	int csum_off = -1, end;
 	struct ipv6hdr *ip6h;
-	__be64 *locator;
-	int csum_off;
 	__wsum diff;
 	u8 proto;
 
@@ -207,23 +259,26 @@ enum ila_ref_outcome ila_ref_xlat(struct sk_buff *skb,
 	if (*(__be64 *)&ip6h->daddr == p->locator)
 		return ILA_REF_XLAT_NOOP;
 
-	csum_off = ila_ref_csum_offset(skb, nhoff, ip6h->nexthdr, &proto);
+	if (likely(p->csum_mode == ILA_CSUM_ADJUST_TRANSPORT))
+		csum_off = ila_ref_csum_offset(skb, nhoff, ip6h->nexthdr, &proto);
+	end = csum_off >= 0 ? csum_off + sizeof(__sum16) : daddr_off + sizeof(struct in6_addr);
 	/* May reallocate the head: every pointer is taken after it. */
-	if (ila_ref_writable(skb, csum_off >= 0 ? csum_off + sizeof(__sum16) :
-						  daddr_off + sizeof(__be64)))
+	if (ila_ref_writable(skb, end))
 		return ILA_REF_DROP_NOMEM;
 
-	locator = (__be64 *)(skb->data + daddr_off);
-	diff = csum_sub(p->locator_sum, ila_ref_sum64(locator));
-	if (csum_off >= 0 && ila_ref_adjust_csum(skb, csum_off, proto, diff))
+	diff = ila_ref_xlat_addr((struct in6_addr *)(skb->data + daddr_off), p);
+	if (p->csum_mode == ILA_CSUM_NEUTRAL_MAP ||
+	    p->csum_mode == ILA_CSUM_NEUTRAL_MAP_AUTO)
+		outcome = ILA_REF_XLAT_NEUTRAL;
+	else if (csum_off >= 0 && ila_ref_adjust_csum(skb, csum_off, proto, diff))
 		outcome = ILA_REF_XLAT_CSUM;
 
-	*locator = p->locator;
 	/*
 	 * With CHECKSUM_COMPLETE (receive), skb->csum covers the IPv6 header
 	 * once it lies at or after skb->data. An adjusted checksum field moves
 	 * by -diff and the address by +diff, so the sum is unchanged; only an
-	 * address change without a checksum change must be accounted for.
+	 * address change without a checksum change must be accounted for (a
+	 * neutral mapping's diff is 0).
 	 */
 	if (outcome != ILA_REF_XLAT_CSUM &&
 	    skb->ip_summed == CHECKSUM_COMPLETE && daddr_off >= 0)

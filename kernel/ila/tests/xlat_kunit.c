@@ -329,6 +329,97 @@ static void xlat_not_ipv6_and_noop(struct kunit *test)
 	kfree_skb(skb);
 }
 
+/* The one's complement sum of an address, folded. */
+static u16 addr_sum(const struct in6_addr *a)
+{
+	return (__force u16)csum_fold(csum_partial(a, sizeof(*a), 0));
+}
+
+/*
+ * Checksum-neutral mapping: the checksum field is left as it was and is
+ * still right, the address's sum is kept, the C-bit flips for neutral-map
+ * only, and translating back gives the address it began with.
+ */
+static void xlat_neutral_modes(struct kunit *test)
+{
+	static const u8 protos[] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMPV6 };
+	static const u8 modes[] = { ILA_CSUM_NEUTRAL_MAP, ILA_CSUM_NEUTRAL_MAP_AUTO };
+	/* 3333:0:0:1:2000:0:2:1234, type LUID with the C-bit clear */
+	static const struct in6_addr sir = {
+		{ { 0x33, 0x33, 0, 0, 0, 0, 0, 1, 0x20, 0, 0, 0, 0, 2, 0x12, 0x34 } } };
+	int i, m;
+
+	for (m = 0; m < ARRAY_SIZE(modes); m++) {
+		for (i = 0; i < ARRAY_SIZE(protos); i++) {
+			struct ila_ref_params p = test_params(), back = { };
+			struct sk_buff *skb = build(test, protos[i], 64);
+			struct in6_addr *daddr = &ipv6_hdr(skb)->daddr;
+			__sum16 sent;
+
+			*daddr = sir;
+			*csum_field(skb, protos[i]) = 0;
+			sent = full_csum(skb, protos[i]);
+			*csum_field(skb, protos[i]) = sent;
+			p.csum_mode = modes[m];
+			KUNIT_EXPECT_EQ(test, ila_ref_xlat(skb, &p), ILA_REF_XLAT_NEUTRAL);
+			KUNIT_EXPECT_EQ(test, memcmp(daddr, test_loc, 8), 0);
+			KUNIT_EXPECT_EQ(test, addr_sum(daddr), addr_sum(&sir));
+			KUNIT_EXPECT_EQ(test, *csum_field(skb, protos[i]), sent);
+			KUNIT_EXPECT_EQ_MSG(test, full_csum(skb, protos[i]), 0,
+					    "mode %u protocol %u", modes[m], protos[i]);
+			KUNIT_EXPECT_EQ(test, daddr->s6_addr[8] ^ sir.s6_addr[8],
+					modes[m] == ILA_CSUM_NEUTRAL_MAP ? 0x10 : 0);
+			KUNIT_EXPECT_EQ(test, memcmp(&daddr->s6_addr[9], &sir.s6_addr[9], 5), 0);
+
+			ila_ref_params_init(&back, *(const __be64 *)&sir);
+			back.csum_mode = modes[m];
+			KUNIT_EXPECT_EQ(test, ila_ref_xlat(skb, &back), ILA_REF_XLAT_NEUTRAL);
+			KUNIT_EXPECT_TRUE(test, ipv6_addr_equal(daddr, &sir));
+			kfree_skb(skb);
+		}
+	}
+}
+
+/*
+ * An identifier that ends in zero: one's complement has two forms of zero,
+ * and the adjustment writes 0x0000, so that a round trip gives back the
+ * address it began with, not ...:ffff.
+ */
+static void xlat_neutral_zero_word(struct kunit *test)
+{
+	struct ila_ref_params p = test_params(), back = { };
+	struct in6_addr a = test_dst, sir = test_dst;
+	int m;
+
+	for (m = ILA_CSUM_NEUTRAL_MAP; m <= ILA_CSUM_NEUTRAL_MAP_AUTO; m += 2) {
+		p.csum_mode = m;
+		KUNIT_EXPECT_EQ(test, (u32)(__force u32)ila_ref_xlat_addr(&a, &p), 0U);
+		KUNIT_EXPECT_EQ(test, addr_sum(&a), addr_sum(&sir));
+		ila_ref_params_init(&back, *(const __be64 *)&sir);
+		back.csum_mode = m;
+		ila_ref_xlat_addr(&a, &back);
+		KUNIT_EXPECT_TRUE_MSG(test, ipv6_addr_equal(&a, &sir), "mode %d: %pI6c", m, &a);
+	}
+}
+
+/* no-action writes the locator alone; a CHECKSUM_COMPLETE sum follows it. */
+static void xlat_no_action(struct kunit *test)
+{
+	struct ila_ref_params p = test_params();
+	struct sk_buff *skb = build(test, IPPROTO_TCP, 64);
+	__sum16 sent = *csum_field(skb, IPPROTO_TCP);
+
+	p.csum_mode = ILA_CSUM_NO_ACTION;
+	skb->ip_summed = CHECKSUM_COMPLETE;
+	skb->csum = skb_checksum(skb, 0, skb->len, 0);
+	KUNIT_EXPECT_EQ(test, ila_ref_xlat(skb, &p), ILA_REF_XLAT_NOCSUM);
+	expect_translated(test, skb);
+	KUNIT_EXPECT_EQ(test, *csum_field(skb, IPPROTO_TCP), sent);
+	KUNIT_EXPECT_EQ(test, csum_fold(skb->csum),
+			csum_fold(skb_checksum(skb, 0, skb->len, 0)));
+	kfree_skb(skb);
+}
+
 static struct kunit_case ila_ref_xlat_cases[] = {
 	KUNIT_CASE(xlat_checksum_none),
 	KUNIT_CASE(xlat_checksum_unnecessary),
@@ -340,6 +431,9 @@ static struct kunit_case ila_ref_xlat_cases[] = {
 	KUNIT_CASE(xlat_cloned_skb),
 	KUNIT_CASE(xlat_room_edges),
 	KUNIT_CASE(xlat_not_ipv6_and_noop),
+	KUNIT_CASE(xlat_neutral_modes),
+	KUNIT_CASE(xlat_neutral_zero_word),
+	KUNIT_CASE(xlat_no_action),
 	{}
 };
 
