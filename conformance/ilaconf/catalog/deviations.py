@@ -58,8 +58,10 @@ def register_columns(names: list[str]) -> None:
 # moved_locators).
 # as-partial, reversed-as-partial (a tunnel's outer checksum): adjusted as if
 # the field held a CHECKSUM_PARTIAL pseudo-header sum (oracle/tunnels.py).
+# locator-only: a checksum-neutral mapping not done, the locator written and
+# the identifier, like every checksum, left as sent.
 CSUMS = ("adjusted", "untouched", "reversed", "from-route", "reversed-from-route",
-         "incremental", "as-partial", "reversed-as-partial")
+         "incremental", "as-partial", "reversed-as-partial", "locator-only")
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ class Deviation:
     clone: str | None = None  # cloned layouts: "modified", the shared data is written
     quote: str | None = None  # ICMPv6 errors: "untouched" (passes as received), "translated"
     error: str | None = None  # outcome error: the node's error instead ("unreachable 0")
+    kernel_log: str | None = None  # a regex: the kernel's report (a WARN) the packet makes
     source: str = ""  # the deviations file entry it came from; empty: the case's own table
 
     @property
@@ -94,7 +97,7 @@ class Deviation:
 
 
 DEVIATION_KEYS = {"requirement", "reason", "outcome", "dst", "csum", "inject_error", "route_error",
-                  "clone", "quote", "error"}
+                  "clone", "quote", "error", "kernel_log"}
 
 
 def load_deviations(file: Path, data: object, packet: bool,
@@ -116,9 +119,10 @@ def load_deviations(file: Path, data: object, packet: bool,
         if bad or "requirement" not in d or "reason" not in d:
             raise DeviationError(f"{file}: [deviation.{col}] needs requirement and reason; "
                             f"unknown keys {sorted(bad)} (known: {sorted(allowed)})")
-        if packet and not ({"outcome", "route_error", "inject_error", "clone", "quote"} & set(d)):
+        if packet and not ({"outcome", "route_error", "inject_error", "clone", "quote",
+                            "kernel_log"} & set(d)):
             raise DeviationError(f"{file}: [deviation.{col}] must say what is observed instead "
-                            "(outcome, route_error, inject_error, clone or quote)")
+                            "(outcome, route_error, inject_error, clone, quote or kernel_log)")
         if d.get("error") is not None and not ERROR.match(str(d["error"])):
             raise DeviationError(f"{file}: [deviation.{col}]: error is \"time-exceeded\", "
                                  "\"packet-too-big MTU\" or \"unreachable CODE\"")

@@ -16,6 +16,7 @@ from .. import topology
 from ..impls import IMPLS
 from ..reports.report import Reporter, Result
 from ..running.columns import COLUMN_MARK
+from ..running.kernel_log import DETECTOR_REPORT
 from ..running.guest import GuestError
 from ..running.session import Paths, Session, boot
 
@@ -25,9 +26,6 @@ KMEMLEAK = "/sys/kernel/debug/kmemleak"
 PACKETS, MESSAGES, CYCLES = 100_000, 10_000, 200
 OTHER_PACKETS = 20_000  # per in-tree column: detectors only, so fewer suffice
 FUZZ_PREFIX = "3333:0:0:1::"
-DETECTOR_REPORT = re.compile(
-    r"BUG:|WARNING:|KASAN:|KFENCE:|suspected memory leak|possible recursive locking|possible circular locking"
-    r"|inconsistent lock state|sleeping function called from invalid context|Kernel panic|Oops")
 REQ = ["ILA-RELIABILITY-1"]
 
 

@@ -20,7 +20,7 @@ from ..impls import IMPLS, MAPPING_TABLE, Impl, rival
 from ..oracle import expect, golden, packets
 from ..reports import pcapng
 from ..reports.report import Result
-from . import applies, steps
+from . import applies, kernel_log, steps
 from .guest import Guest, GuestError
 
 INJECT = "/bin/ila-inject"
@@ -347,6 +347,7 @@ class Session:
         """Set up, send, tear down, then judge: the case's expectation, or its deviation."""
         dev = case.deviations.get(self.impl.name)
         setup, teardown = self.lines(case)
+        self.guest.run("dmesg", [])  # the case's kernel log starts empty
         for line in setup:
             reply = self.guest.run("exec", ip_argv(line))
             if reply.rc != 0:
@@ -360,13 +361,16 @@ class Session:
         rc, out, frames = self.send(case)
         after = self.stats() if case.stats is not None else {}
         left = self.teardown(teardown)
+        log = self.guest.run("dmesg", []).out
         capture = self.paths.out / "pcaps" / self.impl.name / f"{case.id}.pcapng"
         pcapng.write(capture, frames, [f"{case.id} as captured from {self.impl.name}"] * len(frames),
                      section_comment=None if frames else
                      f"{case.id}: no frame of the flow was captured from {self.impl.name}")
         if left:
             return "fail", f"ILA routes left after the teardown: {left}", []
-        return self.judge_packet(case, dev, rc, out, frames, (before, after), bless, golden)
+        return kernel_log.judge(
+            self.judge_packet(case, dev, rc, out, frames, (before, after), bless, golden),
+            log, dev.kernel_log if dev else None)
 
     def judge_packet(self, case: Case, dev: "object | None", rc: int, out: list[str],
                      frames: list[bytes], stats: tuple[dict[str, int], dict[str, int]],
