@@ -47,10 +47,12 @@ INTREE_SEED_OPTIONS = "csum-mode adj-transport ident-type luid"
 
 # Checksum-neutral mapping (csum-mode neutral-map, neutral-map-auto).
 INTREE_FEATURES = frozenset({"neutral-map"})
+OURS_FEATURES = frozenset({"neutral-map"})
 
 IMPLS = {
     "module": Impl("module", "/lib/modules/ila_ref.ko", "ila_ref",
-                   "ours: kernel/ila, module ila_ref", "/proc/net/ila_ref_stats"),
+                   "ours: kernel/ila, module ila_ref", "/proc/net/ila_ref_stats",
+                   features=OURS_FEATURES),
     "intree-defaults": Impl("intree-defaults", "/lib/modules/ila.ko", "ila",
                    "Linux net/ipv6/ila, module ila, its defaults (the seed's commands verbatim)",
                    None, features=INTREE_FEATURES),

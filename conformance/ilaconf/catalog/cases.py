@@ -276,8 +276,9 @@ def load(file: Path, root: Path) -> "Case | control.ControlCase":
 
 
 # What happens to the transport checksum of a translated packet. The case's
-# own expectation may be adjusted, or one of the checksum-neutral mappings.
-EXPECT_CSUMS = ("adjusted", "neutral", "neutral-auto")
+# own expectation may be adjusted, one of the checksum-neutral mappings, or
+# untouched (csum-mode no-action: the locator alone is written).
+EXPECT_CSUMS = ("adjusted", "neutral", "neutral-auto", "untouched")
 
 
 def checksum_rule(file: Path, value: object) -> str:

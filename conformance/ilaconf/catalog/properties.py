@@ -26,7 +26,7 @@ PROPERTIES = {
     "send": "raw, udp, udp4 or tcp",
     "outcome": "the case's expected outcome: translated, unchanged, dropped or error",
     "tunnel": "the UDP tunnel the packet travels in (vxlan, fou), or none",
-    "expect_csum": "the case's expect.csum: adjusted, neutral or neutral-auto",
+    "expect_csum": "the case's expect.csum: adjusted, neutral, neutral-auto or untouched",
     "csum_at": "where the transport checksum field is: direct (right after the IPv6 "
                "header), behind-ext (after extension headers) or absent (no transport "
                "checksum field in the packet)",
@@ -63,6 +63,11 @@ PROPERTIES = {
                   "ILA route whose prefix holds the packet's destination",
     "quote_change": "ICMPv6 error cases: changed when the quoted destination must be "
                     "translated back, none when it must pass as received; n/a otherwise",
+    "c_bit": "the C-bit (checksum-neutral mapping, bit 4 of the identifier's first byte) "
+             "of the packet's destination: set or clear; n/a when the ILA route does not "
+             "cover the destination (an ICMPv6 error's, IPv4)",
+    "route_c_bit": "the C-bit of the ILA route prefix's identifier: set, clear, or n/a for "
+                   "a prefix shorter than 68 bits or an IPv4 route",
     "route_options": "the case's own options after 'encap ila LOCATOR' (csum-mode, "
                      "ident-type, hook-type with their values), space separated; empty "
                      "for none",
@@ -153,6 +158,8 @@ def _derive(case) -> dict[str, str | int]:
         net = ip_network(prefix if "/" in prefix else prefix + "/128", strict=False)
         props["prefix_len"] = net.prefixlen
         props["ident_type"] = IDENT_TYPES[IPv6Address(net.network_address).packed[8] >> 5]
+        props["route_c_bit"] = "n/a" if net.prefixlen < 68 else \
+            "set" if IPv6Address(net.network_address).packed[8] & 0x10 else "clear"
         written = route_destination(prefix)[:8]
         if "dst" in spec:
             props["route_locator"] = ("same" if written == IPv6Address(str(spec["dst"])).packed[:8]
@@ -160,12 +167,15 @@ def _derive(case) -> dict[str, str | int]:
     else:
         props["prefix_len"] = ip_network(prefix, strict=False).prefixlen if prefix else 0
         props["ident_type"] = ""
+        props["route_c_bit"] = "n/a"
     quote = getattr(case, "quote", None)
     props["quote_change"] = "n/a" if quote is None else (
         "none" if IPv6Address(str(case.quote_dst)) == IPv6Address(str(quote["dst"])) else "changed")
     locator = route_locator_of(case.routes)
     covered = bool(prefix) and ":" in prefix and "dst" in spec and IPv6Address(str(spec["dst"])) \
         in ip_network(prefix if "/" in prefix else prefix + "/128", strict=False)
+    props["c_bit"] = "n/a" if not covered else \
+        "set" if IPv6Address(str(spec["dst"])).packed[8] & 0x10 else "clear"
     if locator is not None and covered:  # even when the stack drops it afterwards
         props["dst_change"] = ("none" if IPv6Address(str(spec["dst"])).packed[:8] == locator
                                else "changed")

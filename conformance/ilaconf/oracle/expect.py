@@ -100,6 +100,8 @@ def translated_l3(case: Case, spec: dict[str, object]) -> bytes:
     case's rule (or its deviation's) says."""
     if case.csum == "untouched":
         return packets.untouched_packet(spec, str(case.expect_dst))
+    if case.csum == "locator-only":
+        return packets.locator_only_packet(spec, str(case.expect_dst))
     if case.csum in ("neutral", "neutral-auto"):
         return packets.neutral_packet(spec, str(case.expect_dst), c_bit=case.csum == "neutral")
     if case.csum in MOVED:
@@ -127,11 +129,15 @@ def node_error(case: Case, spec: dict[str, object], quoted: bytes) -> bytes:
 def quote_after(case: Case) -> bytes:
     """The quoted packet with its destination quote_dst: the transport
     checksum adjusted as a translation adjusts it, where the quote holds the
-    whole field (packets.translated_packet), else only the address."""
+    whole field (packets.translated_packet), else only the address. A route
+    that maps checksum-neutrally, or leaves checksums alone, changed no
+    checksum on the way out: the way back changes none either."""
     quote, dst = case.quote, str(case.quote_dst)
     sent = packets.sent_packet(quote)[:case.quote_len]
     if IPv6Address(dst) == IPv6Address(str(quote["dst"])) or len(sent) < 40:
         return sent
+    if case.csum != "adjusted":
+        return packets.untouched_packet(quote, dst)[:case.quote_len]
     full = packets.translated_packet(quote, dst)
     off, proto = packets._l4_offset(full)  # noqa: SLF001 (the oracle's own parse)
     holds = proto in packets.CSUM_OFFSET and len(sent) >= off + packets.CSUM_OFFSET[proto] + 2

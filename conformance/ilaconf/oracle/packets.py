@@ -248,17 +248,19 @@ def moved_packet(spec: dict[str, object], new_dst: str, frm: str, to: str) -> by
     return bytes(raw)
 
 
-def neutral_packet(spec: dict[str, object], new_dst: str, c_bit: bool) -> bytes:
-    """Checksum-neutral mapping (draft-herbert-intarea-ila): the locator becomes
-    new_dst's, the C-bit of the identifier is set if c_bit, and the identifier's
-    last 16 bits change so that the address's one's complement sum, and with
-    it every transport checksum, stays what it was. Derived from that property,
-    not from any implementation's formula; the payload is not touched."""
-    raw = bytearray(sent_packet(spec))
-    old = bytes(raw[24:40])
-    new = bytearray(inet_pton(AF_INET6, new_dst)[:8] + old[8:])
+def neutral_address(addr: bytes, locator: bytes, c_bit: bool) -> bytes:
+    """Checksum-neutral mapping of one address (draft-herbert-intarea-ila):
+    the locator becomes the given 8 bytes, the C-bit of the identifier flips
+    if c_bit (set on the way to a locator, cleared on the way back), and the
+    identifier's last 16 bits change so that the address's one's complement
+    sum, and with it every checksum over it, stays what it was. Derived from
+    that property, not from any implementation's formula. Where the last 16
+    bits come out as zero, one's complement has two forms of it: 0x0000 is
+    expected, so that an identifier ending in zero, as most do, comes back
+    exactly from a round trip (only one form can)."""
+    new = bytearray(locator[:8] + addr[8:16])
     if c_bit:
-        new[8] |= 0x10
+        new[8] ^= 0x10
 
     def sum14(b: bytes) -> int:  # every 16-bit word but the last
         total = 0
@@ -266,9 +268,24 @@ def neutral_packet(spec: dict[str, object], new_dst: str, c_bit: bool) -> bytes:
             total = ones_add(total, int.from_bytes(b[i:i + 2], "big"))
         return total
     # sum(old) == sum(new): last_new = sum14(old) + last_old - sum14(new)
-    last = ones_add(ones_add(sum14(old), int.from_bytes(old[14:16], "big")), ~sum14(new) & 0xFFFF)
-    new[14:16] = last.to_bytes(2, "big")
-    raw[24:40] = new
+    last = ones_add(ones_add(sum14(addr), int.from_bytes(addr[14:16], "big")), ~sum14(new) & 0xFFFF)
+    new[14:16] = (0 if last == 0xFFFF else last).to_bytes(2, "big")
+    return bytes(new)
+
+
+def neutral_packet(spec: dict[str, object], new_dst: str, c_bit: bool) -> bytes:
+    """The packet with its destination mapped checksum-neutrally to new_dst's
+    locator (neutral_address); the payload is not touched."""
+    raw = bytearray(sent_packet(spec))
+    raw[24:40] = neutral_address(bytes(raw[24:40]), inet_pton(AF_INET6, new_dst)[:8], c_bit)
+    return bytes(raw)
+
+
+def locator_only_packet(spec: dict[str, object], new_dst: str) -> bytes:
+    """The packet with new_dst's locator written and nothing else: the
+    identifier and every checksum as sent."""
+    raw = bytearray(sent_packet(spec))
+    raw[24:32] = inet_pton(AF_INET6, new_dst)[:8]
     return bytes(raw)
 
 

@@ -25,7 +25,7 @@ from ipaddress import IPv6Address, ip_network
 from ..catalog import properties
 from ..catalog.cases import Case, default_teardown
 from ..impls import Impl
-from ..oracle.packets import GUEST_ADDRESSES
+from ..oracle.packets import GUEST_ADDRESSES, neutral_address
 
 RECEIVE_ONLY = ("the mapping table translates received packets only (ila_xlat.c: ila_nf_input, "
                 "an NF_INET_PRE_ROUTING hook)")
@@ -68,10 +68,21 @@ def derive(case: Case, impl: Impl) -> tuple[list[str], list[str]] | str:
     setup = [f"ip ila add loc_match {match} loc {locator} {mine or impl.mapping_options}".strip()]
     rest = words[at + 3 + len(options.split()):]
     translated = IPv6Address(properties.route_locator_of(ila) + net.network_address.packed[8:])
-    plain = " ".join([*words[:words.index(prefix)], f"{translated}/{net.prefixlen}", *rest])
+    plen = net.prefixlen
+    mode = dict(zip(options.split()[::2], options.split()[1::2])).get("csum-mode", "")
+    if mode.startswith("neutral-map"):
+        # The identifier changes too: a /128 goes where ours maps it, as the
+        # requirement says; a shorter prefix, and whatever a column maps
+        # instead, stays inside the locator's /64.
+        translated = IPv6Address(neutral_address(net.network_address.packed,
+                                                 properties.route_locator_of(ila),
+                                                 mode == "neutral-map"))
+        if plen < 128 or case.path != "input":
+            translated, plen = IPv6Address(translated.packed[:8] + bytes(8)), 64
+    plain = " ".join([*words[:words.index(prefix)], f"{translated}/{plen}", *rest])
     mine_routes = [line for line in case.routes if line is not ila[0]]
     teardown = [f"ip ila del loc_match {match} loc {locator}"]
-    if not (case.path == "input" and net.prefixlen == 128 and str(translated) in GUEST_ADDRESSES):
+    if not (case.path == "input" and plen == 128 and str(translated) in GUEST_ADDRESSES):
         setup.append(plain)
         teardown.append(default_teardown(plain))
     others = [t for t in case.teardown if t != default_teardown(ila[0])]

@@ -26,7 +26,14 @@ net/ipv6/ila/ila_common.c and ila_lwt.c):
   bits; UDP socket sends whose CHECKSUM_PARTIAL seed is zero, before or
   after the translation;
 - raw and kernel-built (UDP socket) sends on output; input and forward
-  packets in every receive layout.
+  packets in every receive layout;
+- a route's checksum mode: adj-transport (the default) on most, else
+  neutral-map, neutral-map-auto, or on output and forward no-action. Drawn
+  from a generator of its own, so that a seed's routes and packets are the
+  same with and without it. Under neutral-map a route's output and forward
+  destinations keep the C-bit clear: the catalog's C-bit cases
+  (ILA-NEUTRAL-2) say what the in-tree module does to the others, a WARN
+  that ends an in-tree guest under panic_on_warn.
 """
 
 import random
@@ -61,14 +68,37 @@ class FuzzRoute:
     length: int
     locator: str
     items: list[Case] = field(default_factory=list)
+    csum_mode: str = ""  # empty: the implementation's default (adj-transport)
+
+    @property
+    def options(self) -> str:
+        """The route's own options after its locator, as a user writes them."""
+        if not self.csum_mode:
+            return ""
+        hook = " hook-type input" if self.path == "input" else ""
+        return f" csum-mode {self.csum_mode} ident-type luid{hook}"
 
     @property
     def line(self) -> str:
         net = f"{self.prefix}/{self.length}"
         if self.path == "input":
-            return f"ip -6 route add table local local {net} encap ila {self.locator} dev lo"
+            return (f"ip -6 route add table local local {net} encap ila {self.locator}"
+                    f"{self.options} dev lo")
         via = "{host2} dev eth1" if self.path == "forward" else "{host}"
-        return f"ip -6 route add {net} encap ila {self.locator} via {via}"
+        return f"ip -6 route add {net} encap ila {self.locator}{self.options} via {via}"
+
+    def translated(self, dst: int) -> str:
+        """What the route makes of dst, as the requirements say."""
+        if self.csum_mode.startswith("neutral-map"):
+            locator = IPv6Address(translated_dst(0, self.locator)).packed[:8]
+            return str(IPv6Address(packets.neutral_address(
+                IPv6Address(_addr(dst)).packed, locator, self.csum_mode == "neutral-map")))
+        return translated_dst(dst, self.locator)
+
+    @property
+    def expect_csum(self) -> str:
+        return {"neutral-map": "neutral", "neutral-map-auto": "neutral-auto",
+                "no-action": "untouched"}.get(self.csum_mode, "adjusted")
 
     @property
     def network(self) -> IPv6Network:
@@ -344,6 +374,18 @@ def translated_dst(dst: int, locator: str) -> str:
     return _addr((upper << 64) | (dst & ((1 << 64) - 1)))
 
 
+CSUM_MODES = ("", "neutral-map", "neutral-map-auto", "no-action")
+CSUM_MODE_WEIGHTS = (70, 12, 12, 6)
+
+
+def random_csum_mode(seed: int, index: int, path: str) -> str:
+    """A route's checksum mode, from a generator of its own (seed, route):
+    no-action only where the packet leaves (on input its checksum would be
+    wrong for the SIR address, and the stack drops it)."""
+    mode = random.Random(f"{seed}-csum-mode-{index}").choices(CSUM_MODES, CSUM_MODE_WEIGHTS)[0]
+    return "" if mode == "no-action" and path == "input" else mode
+
+
 def generate(seed: int, count: int, per_route: tuple[int, int] = (5, 30)) -> list[FuzzRoute]:
     """count packets over as many random routes as it takes, each route with
     per_route packets; the same seed gives the same routes and packets."""
@@ -353,10 +395,13 @@ def generate(seed: int, count: int, per_route: tuple[int, int] = (5, 30)) -> lis
     while made < count:
         path = rng.choices(PATHS, (50, 25, 25))[0]
         route = random_route(rng, len(routes), path)
+        route.csum_mode = random_csum_mode(seed, route.index, path)
         dsts = []
         for _ in range(rng.randint(*per_route)):
             d = random_dst(rng, route)
             if d is not None:
+                if route.csum_mode == "neutral-map" and path != "input":
+                    d &= ~(1 << 60)  # the C-bit: see the module's docstring
                 dsts.append(d)
         if not dsts:
             continue
@@ -365,7 +410,7 @@ def generate(seed: int, count: int, per_route: tuple[int, int] = (5, 30)) -> lis
         if path != "output":
             # the guest must receive or forward the translated packet as an
             # ordinary unicast one: not to ::, link-local, multicast or its links
-            dsts = [d for d in dsts if not _bad(int(IPv6Address(translated_dst(d, route.locator))))]
+            dsts = [d for d in dsts if not _bad(int(IPv6Address(route.translated(d))))]
             if not dsts:
                 continue
         for d in dsts[:count - made]:
@@ -378,7 +423,7 @@ def generate(seed: int, count: int, per_route: tuple[int, int] = (5, 30)) -> lis
 def make_case(rng: random.Random, route: FuzzRoute, dst: int, seed: int) -> Case:
     path = route.path
     spec = random_packet(rng, path, dst)
-    new_dst = translated_dst(dst, route.locator)
+    new_dst = route.translated(dst)
     send = "raw"
     if path == "output" and spec["proto"] == "udp" and not spec["ext"] and \
             spec.get("csum", "auto") == "auto" and spec["l4_len"] == "auto" and spec["plen"] == "auto" \
@@ -392,7 +437,7 @@ def make_case(rng: random.Random, route: FuzzRoute, dst: int, seed: int) -> Case
         zero_checksum(spec, rng.choice((new_dst, str(spec["dst"]))))
     if send == "udp" and rng.random() < 0.3:
         dst = zero_seed(route, dst, spec, rng.choice((new_dst, str(spec["dst"]))) == new_dst)
-        spec["dst"], new_dst = _addr(dst), translated_dst(dst, route.locator)
+        spec["dst"], new_dst = _addr(dst), route.translated(dst)
     layout: "str | list[int]" = "linear"
     if path != "output" and rng.random() < 0.15:
         name = rng.choice(list(layouts.LAYOUTS))
@@ -406,7 +451,8 @@ def make_case(rng: random.Random, route: FuzzRoute, dst: int, seed: int) -> Case
                 nic="eth1" if path == "forward" else "eth0", routes=[fill(route.line)],
                 teardown=[default_teardown(fill(route.line))], packet=spec,
                 outcome=outcome(spec, path, new_dst), expect_dst=new_dst, look="",
-                inject_error=None, stats=None, layout=layout)
+                inject_error=None, stats=None, layout=layout, csum=route.expect_csum,
+                needs=["neutral-map"] if route.csum_mode.startswith("neutral") else [])
     case.requirements = requirements(case)
     return case
 

@@ -129,6 +129,8 @@ def case_text(case: Case, seed: int, column: str, detail: str) -> str:
         'look = "the fields the fuzzer saw differ: compare with the oracle\'s frame"',
         f"routes = [\n  {json.dumps(route)},\n]",
     ]
+    if case.needs:
+        lines.append(f"needs = {json.dumps(case.needs)}")
     if case.send != "raw":
         lines.append(f'send = "{case.send}"')
     if case.layout != "linear":
@@ -137,6 +139,8 @@ def case_text(case: Case, seed: int, column: str, detail: str) -> str:
     lines += ["", "[expect]", f'outcome = "{case.outcome}"']
     if case.outcome == "translated":
         lines.append(f"dst = {json.dumps(str(case.expect_dst))}")
+        if case.csum != "adjusted":
+            lines.append(f"csum = {json.dumps(case.csum)}")
     return "\n".join(lines) + "\n"
 
 
@@ -144,9 +148,13 @@ def verifies(case: Case) -> str:
     proto = case.packet["proto"]
     name = proto if isinstance(proto, str) else f"next header {proto}"
     net = case.routes[0].split()[case.routes[0].split().index("ila") - 2]
+    how = {"neutral": "the identifier mapped checksum-neutrally with its C-bit flipped",
+           "neutral-auto": "the identifier mapped checksum-neutrally",
+           "untouched": "the identifier and the checksum kept (no-action)"}.get(
+        case.csum, "the identifier kept, the checksum adjusted by the difference")
     return (f"Verify that a {name} packet on the {case.path} path through the ILA route "
-            f"{net} leaves as the oracle builds it: the locator replaced, the identifier "
-            f"and payload kept, the checksum adjusted by the difference.")
+            f"{net} leaves as the oracle builds it: the locator replaced, {how}, the "
+            f"payload kept.")
 
 
 def minimize_and_write(session: Session, case: Case, entries: list[ColumnEntry],
