@@ -138,8 +138,8 @@ static bool ila_ref_routes_to(struct net *net, const struct in6_addr *sir,
  * and its entry: the route's translation undone (a neutral mapping's
  * identifier too), taken only if the route for it gives @ila back.
  */
-static const struct ila_ref_rmap *
-ila_ref_sir_of(struct net *net, const struct in6_addr *ila, struct in6_addr *sir)
+static const struct ila_ref_rmap *ila_ref_sir_of(struct net *net, const struct in6_addr *ila,
+						 struct in6_addr *sir)
 {
 	__be64 locator = *(const __be64 *)ila;
 	struct ila_ref_params back = { };

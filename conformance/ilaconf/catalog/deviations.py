@@ -59,9 +59,12 @@ def register_columns(names: list[str]) -> None:
 # as-partial, reversed-as-partial (a tunnel's outer checksum): adjusted as if
 # the field held a CHECKSUM_PARTIAL pseudo-header sum (oracle/tunnels.py).
 # locator-only: a checksum-neutral mapping not done, the locator written and
-# the identifier, like every checksum, left as sent.
+# the identifier, like every checksum, left as sent; neutral-from-route,
+# neutral-auto-from-route: the identifier made to absorb the difference from
+# the route prefix's upper 64 bits instead of the packet's locator.
 CSUMS = ("adjusted", "untouched", "reversed", "from-route", "reversed-from-route",
-         "incremental", "as-partial", "reversed-as-partial", "locator-only")
+         "incremental", "as-partial", "reversed-as-partial", "locator-only",
+         "neutral-from-route", "neutral-auto-from-route")
 
 
 @dataclass(frozen=True)

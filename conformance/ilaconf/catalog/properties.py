@@ -68,6 +68,9 @@ PROPERTIES = {
              "cover the destination (an ICMPv6 error's, IPv4)",
     "route_c_bit": "the C-bit of the ILA route prefix's identifier: set, clear, or n/a for "
                    "a prefix shorter than 68 bits or an IPv4 route",
+    "locator_sum": "where the destination changes: same when the new locator's 16-bit "
+                   "words sum to the old one's (one's complement), so that writing it alone "
+                   "leaves every checksum valid; other when not; n/a otherwise",
     "route_options": "the case's own options after 'encap ila LOCATOR' (csum-mode, "
                      "ident-type, hook-type with their values), space separated; empty "
                      "for none",
@@ -179,6 +182,10 @@ def _derive(case) -> dict[str, str | int]:
     if locator is not None and covered:  # even when the stack drops it afterwards
         props["dst_change"] = ("none" if IPv6Address(str(spec["dst"])).packed[:8] == locator
                                else "changed")
+    props["locator_sum"] = "n/a" if props["dst_change"] != "changed" or \
+        ":" not in str(case.expect_dst) else (
+            "same" if packets.locator_sum(str(case.expect_dst)) == packets.locator_sum(str(spec["dst"]))
+            else "other")
     proto = packets.proto_number(spec["proto"])
     props["protocol"] = PROTO_NAMES.get(proto, str(proto))
     if case.path == "output":

@@ -257,7 +257,10 @@ def neutral_address(addr: bytes, locator: bytes, c_bit: bool) -> bytes:
     that property, not from any implementation's formula. Where the last 16
     bits come out as zero, one's complement has two forms of it: 0x0000 is
     expected, so that an identifier ending in zero, as most do, comes back
-    exactly from a round trip (only one form can)."""
+    exactly from a round trip (only one form can). An address that holds the
+    locator already is left as it is (ILA-ADDR-NOOP-1)."""
+    if addr[:8] == locator[:8]:
+        return bytes(addr[:16])
     new = bytearray(locator[:8] + addr[8:16])
     if c_bit:
         new[8] ^= 0x10

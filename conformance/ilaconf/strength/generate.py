@@ -396,17 +396,29 @@ def generate(seed: int, count: int, per_route: tuple[int, int] = (5, 30)) -> lis
         path = rng.choices(PATHS, (50, 25, 25))[0]
         route = random_route(rng, len(routes), path)
         route.csum_mode = random_csum_mode(seed, route.index, path)
+        c_bit = 1 << 60  # of the identifier: see the module's docstring
+        if route.csum_mode == "neutral-map" and path != "input" and route.length > 67 \
+                and int(route.network.network_address) & c_bit:
+            route.csum_mode = "neutral-map-auto"  # every destination has it set
         dsts = []
         for _ in range(rng.randint(*per_route)):
             d = random_dst(rng, route)
+            if d is not None and route.csum_mode == "neutral-map" and path != "input":
+                d &= ~c_bit  # still in the route: its prefix leaves the bit free or clear
+                d = None if _bad(d) else d
             if d is not None:
-                if route.csum_mode == "neutral-map" and path != "input":
-                    d &= ~(1 << 60)  # the C-bit: see the module's docstring
                 dsts.append(d)
         if not dsts:
             continue
         loc = _random_locator(rng, dsts[0], int(IPv6Address(route.prefix)))
         route.locator = _locator_text(loc)
+        if route.csum_mode.startswith("neutral-map"):
+            # A destination that holds the locator already: the in-tree
+            # module maps it all the same, as the catalog's
+            # neutral/output-same-locator-neutral-map declares.
+            dsts = [d for d in dsts if d >> 64 != loc]
+            if not dsts:
+                continue
         if path != "output":
             # the guest must receive or forward the translated packet as an
             # ordinary unicast one: not to ::, link-local, multicast or its links

@@ -63,7 +63,7 @@ STATEMENT = re.compile(r"^\s+(?!return\b|goto\b|break\b|continue\b)([a-z_][\w\->
                        r"(\(|=[^=]|\+=|-=|\|=|&=|\+\+|--)).*;$")
 DECLARATION = re.compile(r"^\s+(const |static |struct |enum |unsigned |signed |int |u8 |u16 |u32 |"
                          r"u64 |__be\d+ |__sum16 |__wsum |bool |char |long |size_t )")
-SCOPE = re.compile(r"^[a-z].*?\b([a-z_][a-z0-9_]*)\s*(\(|\[|=)")
+SCOPE = re.compile(r"^[a-z_].*?\b([a-z_][a-z0-9_]*)\s*(\(|\[|=)")
 
 
 @dataclass(frozen=True)
