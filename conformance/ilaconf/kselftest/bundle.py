@@ -176,6 +176,12 @@ def golden_frames(case: Case, golden_dir: Path) -> list[bytes] | str:
     return frames
 
 
+# The skip of a case whose deviation declares a kernel report (a WARN): under
+# panic_on_warn it would end the run, so make conformance judges it alone.
+WARNS_KERNEL = ("declared to warn the kernel, which under panic_on_warn ends the run "
+                "(make conformance judges it)")
+
+
 def packet_block(case: Case, impl: Impl, frames: Frames,
                  want: "list[bytes] | str") -> list[str]:
     """One column's lines for a packet case, to 'end'."""
@@ -184,8 +190,7 @@ def packet_block(case: Case, impl: Impl, frames: Frames,
         return [f"skip {one_line(why)}"]
     dev = case.deviations.get(impl.name)
     if dev and dev.kernel_log:
-        return [f"skip {one_line(dev.label)} (declared to warn the kernel, which under "
-                "panic_on_warn ends the run: make conformance judges it)"]
+        return [f"skip {WARNS_KERNEL}: {one_line(dev.label)}"]
     setup, teardown = applies.case_lines(impl, case)
     out = [f"setup {line}" for line in setup] + [f"teardown {line}" for line in teardown]
     if case.stats is not None and impl.stats_file:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .. import impls, side_by_side
 from ..reports import report
-from . import qemu, results
+from . import bundle, qemu, results
 
 # A SKIP the kselftest mode reports where make conformance runs the case:
 # the reasons steps.c gives, each for a kind of case that needs the host.
@@ -50,7 +50,7 @@ def agreement(section: results.Section, names: dict[str, tuple[str, str]],
     """One column's run against make conformance's verdicts."""
     mine = {names[n]: v for n, v in section.verdicts.items() if n in names}
     wanted = [k for k in names.values() if k[1] == section.label and chosen(k[0], globs)]
-    problems, host, compared = [], [], 0
+    problems, host, warns, compared = [], [], [], 0
     for key in sorted(wanted):
         case = key[0]
         v = mine.get(key)
@@ -69,6 +69,9 @@ def agreement(section: results.Section, names: dict[str, tuple[str, str]],
         if v.status == "skip" and v.detail.startswith(NEEDS_HOST):
             host.append(f"{case}: {v.detail}")
             continue
+        if v.status == "skip" and v.detail.startswith(bundle.WARNS_KERNEL) and ref.status == "xfail":
+            warns.append(f"{case}: {v.detail}")
+            continue
         problems.append(f"{case}: make conformance {ref.status}, kselftest {v.status}"
                         + (f" ({v.detail})" if v.detail else "")
                         + "".join(f"\n    {d}" for d in v.diagnostics[:12]))
@@ -79,11 +82,13 @@ def agreement(section: results.Section, names: dict[str, tuple[str, str]],
     counts = {s: sum(v.status == s for k, v in mine.items()) for s in report.STATUSES}
     detail = (f"{compared} verdicts compared with make conformance, {len(problems)} differ; "
               f"kselftest: {counts['pass']} pass, {counts['xfail']} xfail, {counts['skip']} skip, "
-              f"{counts['fail']} fail; {len(host)} need the host (SKIP)")
+              f"{counts['fail']} fail; {len(host)} need the host (SKIP)"
+              + (f", {len(warns)} declared to warn the kernel (SKIP)" if warns else ""))
     if theirs is None:
         detail = "no make conformance results to compare with (run make conformance first)"
     diag = [*(p for text in problems for p in text.splitlines()),
-            *(f"needs the host: {h}" for h in host)]
+            *(f"needs the host: {h}" for h in host),
+            *(f"judged by make conformance alone: {w}" for w in warns)]
     status = "fail" if problems or theirs is None else "pass"
     return report.Result(name, section.label, status,
                          detail if status == "pass" else f"{detail}: {problems[0] if problems else detail}",
