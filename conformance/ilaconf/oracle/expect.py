@@ -105,15 +105,10 @@ def translated_l3(case: Case, spec: dict[str, object]) -> bytes:
     if case.csum in ("neutral", "neutral-auto"):
         return packets.neutral_packet(spec, str(case.expect_dst), c_bit=case.csum == "neutral")
     if case.csum in ("neutral-from-route", "neutral-auto-from-route"):
-        # the identifier absorbs the difference from the route prefix's upper
-        # 64 bits as written, not from the packet's own locator
-        route = properties.ila_route(case.routes)
-        written = properties.route_destination(route[0])[:8]
-        raw = bytearray(packets.sent_packet(spec))
-        raw[24:40] = packets.neutral_address(
-            written + bytes(raw[32:40]), IPv6Address(str(case.expect_dst)).packed[:8],
-            case.csum == "neutral-from-route")
-        return bytes(raw)
+        # the difference from the route prefix's upper 64 bits as written
+        written = properties.route_destination(properties.ila_route(case.routes)[0])
+        return packets.neutral_packet(spec, str(case.expect_dst),
+                                      c_bit=case.csum == "neutral-from-route", old_locator=written)
     if case.csum in MOVED:
         return packets.moved_packet(spec, str(case.expect_dst), *moved_locators(case))
     return packets.translated_packet(spec, str(case.expect_dst))

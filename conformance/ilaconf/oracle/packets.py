@@ -276,11 +276,15 @@ def neutral_address(addr: bytes, locator: bytes, c_bit: bool) -> bytes:
     return bytes(new)
 
 
-def neutral_packet(spec: dict[str, object], new_dst: str, c_bit: bool) -> bytes:
+def neutral_packet(spec: dict[str, object], new_dst: str, c_bit: bool,
+                   old_locator: bytes | None = None) -> bytes:
     """The packet with its destination mapped checksum-neutrally to new_dst's
-    locator (neutral_address); the payload is not touched."""
+    locator (neutral_address); the payload is not touched. With old_locator,
+    the identifier absorbs the difference from it instead of from the
+    packet's own locator (a difference precomputed from a route)."""
     raw = bytearray(sent_packet(spec))
-    raw[24:40] = neutral_address(bytes(raw[24:40]), inet_pton(AF_INET6, new_dst)[:8], c_bit)
+    addr = bytes(raw[24:40]) if old_locator is None else old_locator[:8] + bytes(raw[32:40])
+    raw[24:40] = neutral_address(addr, inet_pton(AF_INET6, new_dst)[:8], c_bit)
     return bytes(raw)
 
 
